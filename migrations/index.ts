@@ -1,0 +1,23 @@
+// The migrations, in order. Listing them here (rather than scanning a folder) makes them
+// load the same way from source, from the build output and inside the container image.
+import type { Knex } from 'knex';
+import * as createSchema from './20261121000000_create_schema.js';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+const migrations: Record<string, Migration> = {
+  '20261121000000_create_schema': createSchema,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const migration = migrations[name];
+    if (!migration) throw new Error(`unknown migration ${name}`);
+    return migration;
+  },
+};

@@ -1,0 +1,137 @@
+// The operators' command line: each command prints one JSON object on stdout, or a message on
+// stderr and a non-zero exit status.
+//   create-org --name NAME
+//   create-api-key --org ORG_ID [--name NAME]
+//   revoke-api-key --id KEY_ID
+//   import-template --org ORG_ID --file PATH
+//   migrate
+//   seed-demo
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { KeyStore } from '../auth/key-store.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { createDb, type Db } from '../db.js';
+import { migrate } from '../migrate.js';
+import { createOrganization, organizationExists } from '../organizations.js';
+import { parseTemplateDefinition } from '../templates/template.js';
+import { TemplateStore } from '../templates/template-store.js';
+import { DEMO_TEMPLATE } from './demo-template.js';
+
+class UsageError extends Error {}
+
+const USAGE = `usage: admin <command> [options]
+  create-org --name NAME
+  create-api-key --org ORG_ID [--name NAME]
+  revoke-api-key --id KEY_ID
+  import-template --org ORG_ID --file PATH
+  migrate
+  seed-demo`;
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function requireOrg(db: Db, id: string): Promise<void> {
+  if (!(await organizationExists(db, id))) throw new UsageError(`organization ${id} not found`);
+}
+
+async function importTemplate(db: Db, org: string, file: string) {
+  await requireOrg(db, org);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not valid JSON`);
+  }
+  const parsed = parseTemplateDefinition(json);
+  if (!parsed.ok) throw new UsageError(`invalid template: ${parsed.message}`);
+  const template = await new TemplateStore(db).insert(org, parsed.value);
+  return {
+    id: template.id,
+    name: template.name,
+    organization_id: org,
+    pages: template.pages.length,
+  };
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      id: { type: 'string' },
+      file: { type: 'string' },
+    },
+    strict: true,
+  });
+  const config = loadConfig();
+  if (command === 'migrate') return { applied: await migrate(config) };
+  if (
+    !command ||
+    !['create-org', 'create-api-key', 'revoke-api-key', 'import-template', 'seed-demo'].includes(
+      command,
+    )
+  ) {
+    throw new UsageError(command ? `unknown command '${command}'\n${USAGE}` : USAGE);
+  }
+  const db = createDb({ ...config, dbPoolMax: 2 });
+  try {
+    const keys = new KeyStore(db, 0);
+    switch (command) {
+      case 'create-org':
+        return await createOrganization(db, required(values, 'name'));
+      case 'create-api-key': {
+        const org = required(values, 'org');
+        await requireOrg(db, org);
+        return await keys.create(org, values.name ?? null);
+      }
+      case 'revoke-api-key': {
+        const revoked = await keys.revoke(required(values, 'id'));
+        if (!revoked) throw new UsageError(`API key ${values.id} not found`);
+        return revoked;
+      }
+      case 'import-template':
+        return await importTemplate(db, required(values, 'org'), required(values, 'file'));
+      default: {
+        // seed-demo: an organization, a key and a template to try the service with.
+        const org = await createOrganization(db, 'Demo organization');
+        const key = await keys.create(org.id, 'demo');
+        const template = await new TemplateStore(db).insert(org.id, DEMO_TEMPLATE);
+        return {
+          organization_id: org.id,
+          api_key: key.key,
+          api_key_id: key.id,
+          template_id: template.id,
+        };
+      }
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    process.stdout.write(JSON.stringify(result) + '\n');
+  },
+  (err: unknown) => {
+    const known =
+      err instanceof UsageError ||
+      err instanceof ConfigError ||
+      (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    process.stderr.write(
+      `error: ${known ? (err as Error).message : String((err as Error)?.message ?? err)}\n`,
+    );
+    process.exitCode = known ? 2 : 1;
+  },
+);

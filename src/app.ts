@@ -1,0 +1,66 @@
+// Builds the Koa application: the middleware chain and the routes. Holds no state of its own.
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import type { Redis } from 'ioredis';
+import { requireApiKey } from './auth/require-api-key.js';
+import type { KeyStore } from './auth/key-store.js';
+import type { Config } from './config.js';
+import type { Db } from './db.js';
+import type { AppState } from './http/context.js';
+import { healthRoutes } from './http/health-routes.js';
+import { jsonBody } from './http/json-body.js';
+import { rateLimit } from './http/rate-limit.js';
+import { requestContext } from './http/request-context.js';
+import { requestTimeout } from './http/timeout.js';
+import type { Logger } from './logger.js';
+import { runRoutes } from './runs/run-routes.js';
+import type { RunService } from './runs/run-service.js';
+import type { RunStore } from './runs/run-store.js';
+import { templateRoutes } from './templates/template-routes.js';
+import type { TemplateStore } from './templates/template-store.js';
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  /** Fail-fast Redis connection for the rate limiter and readiness. */
+  redis: Redis;
+  keys: KeyStore;
+  templates: TemplateStore;
+  runs: RunStore;
+  runService: RunService;
+  isShuttingDown: () => boolean;
+}
+
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const { config } = deps;
+  const app = new Koa<AppState>();
+  app.silent = true; // errors are logged by requestContext, as JSON
+
+  const router = new Router<AppState>({ prefix: config.basePath || undefined });
+  const guard = [
+    requireApiKey(deps.keys),
+    rateLimit(
+      deps.redis,
+      { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, prefix: config.queuePrefix },
+      deps.log,
+    ),
+  ];
+  const list = { defaultLimit: config.listDefaultLimit, maxLimit: config.listMaxLimit };
+
+  healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
+  runRoutes(router, {
+    service: deps.runService,
+    store: deps.runs,
+    list,
+    guard,
+    body: jsonBody(config.bodyLimitBytes),
+  });
+  templateRoutes(router, { store: deps.templates, list, guard });
+
+  app.use(requestContext(deps.log, deps.isShuttingDown));
+  app.use(requestTimeout(config.requestTimeoutMs));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,17 @@
+import type { Middleware } from 'koa';
+import { forbidden } from '../errors.js';
+import type { AppState } from '../http/context.js';
+import { keyFromHeader } from './api-keys.js';
+import type { KeyStore } from './key-store.js';
+
+/** 403 unless the Authorization header holds a live key; sets ctx.state.principal. */
+export function requireApiKey(keys: KeyStore): Middleware<AppState> {
+  return async (ctx, next) => {
+    const key = keyFromHeader(ctx.get('authorization'));
+    if (!key) throw forbidden('missing API key: send it in the Authorization header');
+    const principal = await keys.authenticate(key);
+    if (!principal) throw forbidden('unknown or revoked API key');
+    ctx.state.principal = principal;
+    await next();
+  };
+}

@@ -1,0 +1,130 @@
+// Every setting of every process, read from the environment once at start.
+// A bad value stops the process with a message that names the variable.
+
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  basePath: string;
+  queuePrefix: string;
+  logLevel: LogLevel;
+  /** Largest accepted request body, in bytes (413 above). */
+  bodyLimitBytes: number;
+  /** Most keys in input_fields / user_assignments of one request. */
+  maxInputFields: number;
+  /** Longest accepted input value or assignee, in characters. */
+  maxFieldLength: number;
+  listDefaultLimit: number;
+  listMaxLimit: number;
+  requestTimeoutMs: number;
+  /** Requests per key per window; 0 turns the limiter off. */
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  /** How long a looked-up API key (or a miss) is trusted before MySQL is asked again. */
+  keyCacheTtlMs: number;
+  dbPoolMax: number;
+  dbAcquireTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  workerConcurrency: number;
+  jobAttempts: number;
+  jobBackoffMs: number;
+  workerLockMs: number;
+  reconcileIntervalMs: number;
+  /** A run whose stored change is older than this and not applied is enqueued again. */
+  reconcileAfterMs: number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function basePath(env: Env): string {
+  const raw = (env.BASE_PATH ?? '').trim();
+  if (raw === '' || raw === '/') return '';
+  if (!/^(\/[A-Za-z0-9._~-]+)+\/?$/.test(raw)) {
+    throw new ConfigError(`BASE_PATH must look like /api/v1, got "${raw}"`);
+  }
+  return raw.replace(/\/$/, '');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (env.LOG_LEVEL || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const queuePrefix = env.QUEUE_PREFIX || 'wrs';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(queuePrefix)) {
+    throw new ConfigError('QUEUE_PREFIX must be 1-64 letters, digits, _ or -');
+  }
+  const listMaxLimit = int(env, 'LIST_MAX_LIMIT', 1000, 1, 10000);
+  return {
+    databaseUrl: url(env, 'DATABASE_URL', 'mysql://wrs:wrs@127.0.0.1:3306/workflow_runs', [
+      'mysql:',
+    ]),
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    port: int(env, 'PORT', 3000, 0, 65535),
+    basePath: basePath(env),
+    queuePrefix,
+    logLevel,
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+    maxInputFields: int(env, 'MAX_INPUT_FIELDS', 200, 1, 10000),
+    maxFieldLength: int(env, 'MAX_FIELD_LENGTH', 10000, 1, 1024 * 1024),
+    listDefaultLimit: Math.min(int(env, 'LIST_DEFAULT_LIMIT', 100, 1, 10000), listMaxLimit),
+    listMaxLimit,
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 100, 600000),
+    rateLimitMax: int(env, 'RATE_LIMIT_MAX', 6000, 0, 1_000_000_000),
+    rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
+    keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 2000, 0, 60000),
+    dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
+    dbAcquireTimeoutMs: int(env, 'DB_ACQUIRE_TIMEOUT_MS', 2000, 100, 60000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
+    jobAttempts: int(env, 'JOB_ATTEMPTS', 5, 1, 100),
+    jobBackoffMs: int(env, 'JOB_BACKOFF_MS', 1000, 1, 3_600_000),
+    workerLockMs: int(env, 'WORKER_LOCK_MS', 30000, 1000, 3_600_000),
+    reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 50, 3_600_000),
+    reconcileAfterMs: int(env, 'RECONCILE_AFTER_MS', 30000, 100, 86_400_000),
+  };
+}
+
+/** loadConfig for a process entry point: a bad setting ends the process with its message. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`invalid configuration: ${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

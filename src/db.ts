@@ -1,0 +1,47 @@
+// The one place that knows how to reach MySQL/MariaDB.
+import knexFactory, { type Knex } from 'knex';
+import type { Config } from './config.js';
+
+export type Db = Knex;
+
+/** Connection settings shared by the service, the admin CLI, migrations and tests. */
+export function knexConfig(
+  config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
+): Knex.Config {
+  const url = new URL(config.databaseUrl);
+  return {
+    client: 'mysql2',
+    connection: {
+      host: url.hostname,
+      port: url.port ? Number(url.port) : 3306,
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: url.pathname.replace(/^\//, ''),
+      // Dates are stored and read as UTC whatever the server's time zone.
+      timezone: 'Z',
+      charset: 'utf8mb4',
+      // Fail fast when the server is unreachable rather than hanging a request.
+      connectTimeout: config.dbAcquireTimeoutMs,
+      supportBigNumbers: true,
+    },
+    pool: { min: 0, max: config.dbPoolMax },
+    acquireConnectionTimeout: config.dbAcquireTimeoutMs,
+  };
+}
+
+export function createDb(
+  config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
+): Db {
+  return knexFactory(knexConfig(config));
+}
+
+/** The database name of a DATABASE_URL, for tools that create it. */
+export function databaseName(databaseUrl: string): string {
+  return new URL(databaseUrl).pathname.replace(/^\//, '');
+}
+
+/** A JS Date for a DATETIME(3) column read back by mysql2 (already a Date with timezone 'Z'). */
+export function toIso(value: Date | string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}

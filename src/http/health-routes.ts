@@ -1,0 +1,43 @@
+import type { Router } from '@koa/router';
+import type { Redis } from 'ioredis';
+import type { Db } from '../db.js';
+import type { AppState } from './context.js';
+import { withTimeout } from '../queue.js';
+
+async function reachable(check: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await withTimeout(check(), 1000, 'readiness check');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function healthRoutes(
+  router: Router<AppState>,
+  deps: { db: Db; redis: Redis; isShuttingDown: () => boolean },
+): void {
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+
+  router.get('/readyz', async (ctx) => {
+    const [mysql, redis] = await Promise.all([
+      reachable(() => deps.db.raw('SELECT 1')),
+      reachable(() => deps.redis.ping()),
+    ]);
+    const shuttingDown = deps.isShuttingDown();
+    const ready = mysql && redis && !shuttingDown;
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready
+      ? { status: 'ready', mysql, redis }
+      : {
+          message: shuttingDown
+            ? 'shutting down'
+            : `not ready: ${[!mysql && 'MySQL', !redis && 'Redis'].filter(Boolean).join(' and ')} unreachable`,
+          code: 'not_ready',
+          mysql,
+          redis,
+        };
+  });
+}

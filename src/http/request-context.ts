@@ -1,0 +1,75 @@
+// The outermost middleware: a request id, one JSON access-log line per request, and the single
+// place where errors become responses. Every error body is {"message", "code"}; an unexpected
+// error is a 500 whose details stay in the log; an unreachable database or Redis is a 503.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Middleware } from 'koa';
+import { HttpError, isTransientError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { AppState } from './context.js';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+function errorCode(status: number): string {
+  return (STATUS_CODES[status] ?? 'error').toLowerCase().replace(/[^a-z]+/g, '_');
+}
+
+export function requestContext(log: Logger, isShuttingDown: () => boolean): Middleware<AppState> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    if (isShuttingDown()) ctx.set('Connection', 'close');
+    try {
+      await next();
+      if (ctx.status >= 400 && (ctx.body === undefined || ctx.body === null || ctx.body === '')) {
+        // Responses set by the router (404, 405, 501) get the same JSON body as ours.
+        const message =
+          ctx.status === 404
+            ? `no such endpoint: ${ctx.method} ${ctx.path}`
+            : (STATUS_CODES[ctx.status] ?? 'error').toLowerCase();
+        const status = ctx.status;
+        ctx.body = { message, code: errorCode(status) };
+        ctx.status = status; // setting a body would otherwise turn it into a 200
+      }
+    } catch (err) {
+      if (err instanceof HttpError) {
+        ctx.status = err.status;
+        ctx.set(err.headers);
+        ctx.body = err.toJSON();
+      } else if (isTransientError(err)) {
+        log.warn('dependency unavailable', { requestId, err });
+        ctx.status = 503;
+        ctx.set('Retry-After', '1');
+        ctx.body = {
+          message: 'service temporarily unavailable, try again shortly',
+          code: 'unavailable',
+        };
+      } else {
+        const status = (err as { status?: unknown }).status;
+        const expose = (err as { expose?: unknown }).expose;
+        if (typeof status === 'number' && status >= 400 && status < 500 && expose) {
+          // http-errors thrown by koa or the router (a malformed path, say).
+          ctx.status = status;
+          ctx.body = { message: (err as Error).message, code: errorCode(status) };
+        } else {
+          log.error('unhandled error', { requestId, err, stack: (err as Error)?.stack });
+          ctx.status = 500;
+          ctx.body = { message: 'internal server error', code: 'internal' };
+        }
+      }
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.info('request', {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(ms * 100) / 100,
+        org: ctx.state.principal?.organizationId,
+      });
+    }
+  };
+}

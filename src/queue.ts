@@ -1,0 +1,90 @@
+// Redis connections and the BullMQ queue that carries "look at this run" notifications.
+// Jobs carry only a run id: MySQL holds the truth, a job only says where to look.
+import { type ConnectionOptions, Queue } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Config } from './config.js';
+
+export const RUNS_QUEUE = 'workflow-runs';
+
+export interface RunJobData {
+  runId: string;
+}
+
+function baseOptions(): RedisOptions {
+  return {
+    // Keep the v5 wire protocol: BullMQ's scripts are written against RESP2 replies.
+    protocol: 2,
+    retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
+  };
+}
+
+/**
+ * A connection for request-path commands (rate limit, readiness): when Redis is away, commands
+ * fail at once instead of piling up, so an API request never waits on Redis.
+ */
+export function createProducerRedis(config: Pick<Config, 'redisUrl'>, name: string): Redis {
+  return new Redis(config.redisUrl, {
+    ...baseOptions(),
+    connectionName: name,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    enableAutoPipelining: true,
+  });
+}
+
+/**
+ * Connection options for BullMQ, which opens (and waits for) its own connections from them.
+ * Producers fail fast while Redis is away; workers retry forever, as the BullMQ production
+ * guide asks (maxRetriesPerRequest: null).
+ */
+export function bullConnection(
+  config: Pick<Config, 'redisUrl'>,
+  role: 'producer' | 'worker',
+  name: string,
+): ConnectionOptions {
+  return {
+    url: config.redisUrl,
+    protocol: 2,
+    retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
+    connectionName: name,
+    ...(role === 'producer'
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1 }
+      : { enableOfflineQueue: true, maxRetriesPerRequest: null }),
+  };
+}
+
+export function jobOptions(config: Pick<Config, 'jobAttempts' | 'jobBackoffMs'>) {
+  return {
+    attempts: config.jobAttempts,
+    backoff: { type: 'exponential', delay: config.jobBackoffMs },
+    // Trim finished jobs so Redis does not grow without end; MySQL keeps the history.
+    removeOnComplete: { age: 3600, count: 1000 },
+    removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
+  };
+}
+
+export function createRunsQueue(
+  config: Pick<Config, 'redisUrl' | 'queuePrefix' | 'jobAttempts' | 'jobBackoffMs'>,
+  name: string,
+): Queue<RunJobData> {
+  return new Queue<RunJobData>(RUNS_QUEUE, {
+    connection: bullConnection(config, 'producer', name),
+    prefix: config.queuePrefix,
+    defaultJobOptions: jobOptions(config),
+  });
+}
+
+/** A job id that makes an accidental second enqueue of the same change a no-op. */
+export function runJobId(runId: string, seq: number, suffix = ''): string {
+  return `${runId}_${seq}${suffix}`;
+}
+
+/** Resolves with the promise's value, or rejects after ms: Redis must never hold up a caller. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

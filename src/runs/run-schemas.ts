@@ -1,0 +1,58 @@
+// Request bodies of the run endpoints. The limits come from the configuration, so the schemas
+// are built once per process from it.
+import type { JSONSchemaType } from 'ajv';
+import type { Config } from '../config.js';
+import { compileValidator } from '../lib/validation.js';
+
+export interface CreateRunBody {
+  workflow_template_id: string;
+  input_fields: Record<string, string>;
+  user_assignments?: Record<string, string>;
+}
+
+export interface CompleteStepBody {
+  workflow_run_id: string;
+  input_fields?: Record<string, string>;
+}
+
+type Limits = Pick<Config, 'maxInputFields' | 'maxFieldLength'>;
+
+function stringMap(limits: Limits, minValueLength: number) {
+  return {
+    type: 'object',
+    maxProperties: limits.maxInputFields,
+    propertyNames: { type: 'string', minLength: 1, maxLength: 255 },
+    additionalProperties: {
+      type: 'string',
+      minLength: minValueLength,
+      maxLength: limits.maxFieldLength,
+    },
+    required: [],
+  } as const;
+}
+
+export function runValidators(limits: Limits) {
+  const createSchema: JSONSchemaType<CreateRunBody> = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['workflow_template_id', 'input_fields'],
+    properties: {
+      workflow_template_id: { type: 'string', minLength: 1, maxLength: 64 },
+      input_fields: stringMap(limits, 0),
+      user_assignments: { ...stringMap(limits, 1), nullable: true },
+    },
+  };
+  const completeSchema: JSONSchemaType<CompleteStepBody> = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['workflow_run_id'],
+    properties: {
+      workflow_run_id: { type: 'string', minLength: 1, maxLength: 64 },
+      input_fields: { ...stringMap(limits, 0), nullable: true },
+    },
+  };
+  return {
+    createRun: compileValidator(createSchema),
+    completeStep: compileValidator(completeSchema),
+  };
+}

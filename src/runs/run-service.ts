@@ -1,0 +1,152 @@
+// Creating runs and requesting step completions: validate against the template, commit to
+// MySQL, then notify the workers. A caller is answered only after the commit.
+import type { Config } from '../config.js';
+import { badRequest, conflict, isTransientError, notFound } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { Batcher } from '../lib/batcher.js';
+import { newId } from '../lib/ids.js';
+import type { Principal } from '../auth/key-store.js';
+import { inputPageIndex, type Template } from '../templates/template.js';
+import type { TemplateStore } from '../templates/template-store.js';
+import type { RunNotifier } from './run-notifier.js';
+import { runValidators } from './run-schemas.js';
+import { newRun, requestStepCompletion, type RunRecord } from './run-state.js';
+import type { RunStore } from './run-store.js';
+
+/** The WorkflowRun resource of the spec (snake_case). */
+export interface RunResource {
+  id: string;
+  organization_id: string;
+  template_id: string;
+  status: string;
+  run_json: unknown;
+  last_activity: string;
+}
+
+export function toResource(run: RunRecord): RunResource {
+  return {
+    id: run.id,
+    organization_id: run.organizationId,
+    template_id: run.templateId,
+    status: run.status,
+    run_json: run.document,
+    last_activity: run.lastActivity.toISOString(),
+  };
+}
+
+function checkAgainstTemplate(
+  template: Template,
+  inputFields: Record<string, string>,
+  userAssignments: Record<string, string>,
+): void {
+  const inputs = inputPageIndex(template);
+  for (const key of Object.keys(inputFields)) {
+    if (!inputs.has(key)) {
+      throw badRequest(
+        `input_fields has '${key}', which is not an inputId of the template`,
+        'unknown_input_field',
+      );
+    }
+  }
+  const pages = new Set(template.pages.map((p) => p.name));
+  for (const page of Object.keys(userAssignments)) {
+    if (!pages.has(page)) {
+      throw badRequest(
+        `user_assignments names page '${page}', which the template does not have`,
+        'unknown_page',
+      );
+    }
+  }
+}
+
+export class RunService {
+  private readonly validate: ReturnType<typeof runValidators>;
+  private readonly inserts: Batcher<RunRecord, RunRecord>;
+
+  constructor(
+    config: Pick<Config, 'maxInputFields' | 'maxFieldLength'>,
+    private readonly templates: TemplateStore,
+    private readonly runs: RunStore,
+    private readonly notifier: RunNotifier,
+    private readonly log: Logger,
+  ) {
+    this.validate = runValidators(config);
+    this.inserts = new Batcher((batch) => this.insertAndNotify(batch), {
+      maxBatch: 200,
+      maxInFlight: 2,
+    });
+  }
+
+  async create(principal: Principal, body: unknown): Promise<RunResource> {
+    const request = this.validate.createRun(body);
+    if (request.user_assignments === null)
+      throw badRequest('user_assignments must be an object', 'invalid_body');
+    const assignments = request.user_assignments ?? {};
+    const template = await this.templates.findForOrganization(
+      principal.organizationId,
+      request.workflow_template_id,
+    );
+    // The same answer for a template of another organization as for none at all.
+    if (!template)
+      throw badRequest(
+        `workflow template '${request.workflow_template_id}' not found`,
+        'unknown_template',
+      );
+    checkAgainstTemplate(template, request.input_fields, assignments);
+    const run = newRun(
+      newId(),
+      principal.organizationId,
+      template,
+      request.input_fields,
+      assignments,
+      new Date(),
+    );
+    return toResource(await this.inserts.submit(run));
+  }
+
+  async completeStep(principal: Principal, body: unknown): Promise<RunResource> {
+    const request = this.validate.completeStep(body);
+    if (request.input_fields === null)
+      throw badRequest('input_fields must be an object', 'invalid_body');
+    const run = await this.runs.findForOrganization(
+      principal.organizationId,
+      request.workflow_run_id,
+    );
+    if (!run) throw notFound(`workflow run '${request.workflow_run_id}' not found`);
+    const next = requestStepCompletion(run, request.input_fields ?? {}, new Date());
+    if (!(await this.runs.storeRequest(run, next))) {
+      throw conflict(
+        'the run changed while this request was handled; the step may already be completed',
+      );
+    }
+    await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
+    return toResource(next);
+  }
+
+  /** Waits for accepted creates still being written (shutdown). */
+  drain(): Promise<void> {
+    return this.inserts.idle();
+  }
+
+  private async insertAndNotify(batch: RunRecord[]): Promise<Array<RunRecord | Error>> {
+    let results: Array<RunRecord | Error> = batch;
+    try {
+      await this.runs.insertMany(batch);
+    } catch (err) {
+      if (isTransientError(err) || batch.length === 1) throw err;
+      // One bad row must not fail its neighbours: write them one by one to find it.
+      this.log.warn('batch insert failed; inserting rows one by one', { err, rows: batch.length });
+      results = await Promise.all(
+        batch.map((run) =>
+          this.runs.insertMany([run]).then(
+            () => run,
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+    }
+    const stored = results.filter((r): r is RunRecord => !(r instanceof Error));
+    await this.notifier.notify(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })));
+    return results;
+  }
+}

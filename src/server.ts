@@ -1,0 +1,60 @@
+// The API process: serves HTTP until SIGTERM/SIGINT, then stops accepting, lets in-flight
+// requests finish, writes every accepted run and closes its connections.
+import { createServer } from 'node:http';
+import { createApp } from './app.js';
+import { KeyStore } from './auth/key-store.js';
+import { loadConfigOrExit } from './config.js';
+import { createDb } from './db.js';
+import { onShutdown, throttledWarn } from './lib/process.js';
+import { createLogger } from './logger.js';
+import { createProducerRedis, createRunsQueue } from './queue.js';
+import { RunNotifier } from './runs/run-notifier.js';
+import { RunService } from './runs/run-service.js';
+import { RunStore } from './runs/run-store.js';
+import { TemplateStore } from './templates/template-store.js';
+
+const config = loadConfigOrExit();
+const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
+const db = createDb(config);
+const redis = createProducerRedis(config, 'wrs-api');
+redis.on('error', throttledWarn(log, 'redis connection error'));
+const queue = createRunsQueue(config, 'wrs-api-queue');
+queue.on('error', throttledWarn(log, 'queue error'));
+
+const templates = new TemplateStore(db);
+const runs = new RunStore(db);
+const runService = new RunService(config, templates, runs, new RunNotifier(queue, log), log);
+let shuttingDown = false;
+
+const app = createApp({
+  config,
+  log,
+  db,
+  redis,
+  keys: new KeyStore(db, config.keyCacheTtlMs),
+  templates,
+  runs,
+  runService,
+  isShuttingDown: () => shuttingDown,
+});
+
+const server = createServer(app.callback());
+server.keepAliveTimeout = 5000;
+server.listen(config.port, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info('listening', { port, basePath: config.basePath });
+});
+
+onShutdown(log, config.shutdownTimeoutMs, async () => {
+  shuttingDown = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+  await closed;
+  clearTimeout(force);
+  await runService.drain();
+  await queue.close().catch(() => undefined);
+  redis.disconnect();
+  await db.destroy();
+});

@@ -1,0 +1,101 @@
+// What a workflow template is, and the checks an imported template file must pass.
+import type { JSONSchemaType } from 'ajv';
+import { compileChecker } from '../lib/validation.js';
+
+export interface TemplateInputField {
+  inputId: string;
+  fieldName: string;
+  required?: boolean;
+}
+
+export interface TemplatePage {
+  name: string;
+  dueInHours?: number;
+  inputFields: TemplateInputField[];
+}
+
+export interface TemplateDefinition {
+  name: string;
+  pages: TemplatePage[];
+}
+
+export interface Template extends TemplateDefinition {
+  id: string;
+  organizationId: string;
+}
+
+const name = { type: 'string', minLength: 1, maxLength: 255 } as const;
+
+const templateFileSchema: JSONSchemaType<TemplateDefinition> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'pages'],
+  properties: {
+    name,
+    pages: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 200,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'inputFields'],
+        properties: {
+          name,
+          dueInHours: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            maximum: 24 * 365 * 10,
+            nullable: true,
+          },
+          inputFields: {
+            type: 'array',
+            maxItems: 1000,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['inputId', 'fieldName'],
+              properties: {
+                inputId: name,
+                fieldName: name,
+                required: { type: 'boolean', nullable: true },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+const checkTemplateFile = compileChecker(templateFileSchema, 'template');
+
+/** Checks a template file: its shape, then that page names and inputIds are unique. */
+export function parseTemplateDefinition(
+  value: unknown,
+): { ok: true; value: TemplateDefinition } | { ok: false; message: string } {
+  const checked = checkTemplateFile(value);
+  if (!checked.ok) return checked;
+  const pages = new Set<string>();
+  const inputs = new Set<string>();
+  for (const page of checked.value.pages) {
+    if (pages.has(page.name)) return { ok: false, message: `duplicate page name '${page.name}'` };
+    pages.add(page.name);
+    for (const field of page.inputFields) {
+      if (inputs.has(field.inputId)) {
+        return { ok: false, message: `duplicate inputId '${field.inputId}'` };
+      }
+      inputs.add(field.inputId);
+    }
+  }
+  return checked;
+}
+
+/** The page each inputId belongs to, for validating input_fields. */
+export function inputPageIndex(template: TemplateDefinition): Map<string, number> {
+  const index = new Map<string, number>();
+  template.pages.forEach((page, i) => {
+    for (const field of page.inputFields) index.set(field.inputId, i);
+  });
+  return index;
+}
