@@ -1,0 +1,54 @@
+// Organizations, keys and templates for tests, written through the service's own stores.
+import { KeyStore } from '../../src/auth/key-store.js';
+import type { Db } from '../../src/db.js';
+import { createOrganization } from '../../src/organizations.js';
+import type { Template, TemplateDefinition } from '../../src/templates/template.js';
+import { TemplateStore } from '../../src/templates/template-store.js';
+
+export const TWO_STEP_TEMPLATE: TemplateDefinition = {
+  name: 'Purchase request',
+  pages: [
+    {
+      name: 'Request',
+      dueInHours: 24,
+      inputFields: [
+        { inputId: 'item', fieldName: 'Item', required: true },
+        { inputId: 'amount', fieldName: 'Amount', required: true },
+        { inputId: 'note', fieldName: 'Note' },
+      ],
+    },
+    {
+      name: 'Approval',
+      inputFields: [{ inputId: 'approver', fieldName: 'Approver', required: true }],
+    },
+  ],
+};
+
+export interface Tenant {
+  orgId: string;
+  key: string;
+  keyId: string;
+  template: Template;
+}
+
+let counter = 0;
+
+export async function createTenant(
+  db: Db,
+  definition: TemplateDefinition = TWO_STEP_TEMPLATE,
+): Promise<Tenant> {
+  const org = await createOrganization(db, `Test org ${++counter}`);
+  const key = await new KeyStore(db, 0).create(org.id, 'test');
+  const template = await new TemplateStore(db).insert(org.id, definition);
+  return { orgId: org.id, key: key.key, keyId: key.id, template };
+}
+
+/** A valid create-run body for the tenant's template. */
+export function createBody(tenant: Tenant, extra: Record<string, unknown> = {}) {
+  return {
+    workflow_template_id: tenant.template.id,
+    input_fields: { item: 'Laptop', amount: '1200' },
+    user_assignments: { Request: 'alice', Approval: 'bob' },
+    ...extra,
+  };
+}
