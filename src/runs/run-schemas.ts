@@ -13,6 +13,8 @@ export interface CreateRunBody {
 export interface CompleteStepBody {
   workflow_run_id: string;
   input_fields?: Record<string, string>;
+  /** The step the caller means to complete; a retry or double submit then gets a 409. */
+  step_name?: string;
 }
 
 type Limits = Pick<Config, 'maxInputFields' | 'maxFieldLength'>;
@@ -49,6 +51,7 @@ export function runValidators(limits: Limits) {
     properties: {
       workflow_run_id: { type: 'string', minLength: 1, maxLength: 64 },
       input_fields: { ...stringMap(limits, 0), nullable: true },
+      step_name: { type: 'string', minLength: 1, maxLength: 255, nullable: true },
     },
   };
   return {

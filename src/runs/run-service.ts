@@ -113,7 +113,12 @@ export class RunService {
       request.workflow_run_id,
     );
     if (!run) throw notFound(`workflow run '${request.workflow_run_id}' not found`);
-    const next = requestStepCompletion(run, request.input_fields ?? {}, new Date());
+    const next = requestStepCompletion(
+      run,
+      request.input_fields ?? {},
+      new Date(),
+      request.step_name,
+    );
     if (!(await this.runs.storeRequest(run, next))) {
       throw conflict(
         'the run changed while this request was handled; the step may already be completed',

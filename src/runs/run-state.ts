@@ -209,13 +209,15 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
 
 /**
  * Records a request to complete the current step, after checking that the run is active,
- * that no completion already waits, that the given fields belong to the current page and that
+ * that no completion already waits, that the step the caller named (if any) is the current one
+ * (so a retried or doubled request cannot complete the next step), that the given fields belong to the current page and that
  * every required field of that page has a value once they are merged.
  */
 export function requestStepCompletion(
   run: RunRecord,
   inputFields: Record<string, string>,
   now: Date,
+  expectedStep?: string,
 ): RunRecord {
   if (run.status !== 'active') {
     throw conflict(
@@ -231,6 +233,9 @@ export function requestStepCompletion(
   const index = doc.current_step;
   const page = index === null ? undefined : doc.template.pages[index];
   if (index === null || !page) throw conflict('the run has no current step');
+  if (expectedStep !== undefined && expectedStep !== page.name) {
+    throw conflict(`step '${expectedStep}' is not the current step; the run is at '${page.name}'`);
+  }
 
   const pageInputs = new Set(page.inputFields.map((f) => f.inputId));
   for (const key of Object.keys(inputFields)) {

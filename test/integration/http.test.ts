@@ -1,0 +1,87 @@
+// The HTTP surface around the endpoints: base path, 404/405 bodies, health and readiness,
+// request ids, and the per-key rate limit.
+import { expect } from 'chai';
+import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
+import { request } from '../support/http.js';
+import { startApi, type ApiProcess } from '../support/processes.js';
+import { testDb } from '../support/root-hooks.js';
+
+describe('HTTP surface', () => {
+  let api: ApiProcess;
+  let tenant: Tenant;
+
+  before(async () => {
+    api = await startApi({
+      BASE_PATH: '/api/v1',
+      RATE_LIMIT_MAX: '5',
+      RATE_LIMIT_WINDOW_MS: '60000',
+    });
+    tenant = await createTenant(testDb());
+  });
+
+  after(() => api?.stop());
+
+  const root = () => `http://127.0.0.1:${api.port}`;
+
+  it('serves every path under BASE_PATH and nothing outside it', async () => {
+    expect((await request(`${root()}/api/v1/healthz`)).status).to.equal(200);
+    const outside = await request(`${root()}/get-workflow-runs`, { key: tenant.key });
+    expect(outside.status).to.equal(404);
+    expect(outside.body).to.have.property('message');
+  });
+
+  it('answers an unknown path with 404 and a wrong method with 405, both JSON', async () => {
+    const missing = await request(`${api.url}/nope`);
+    expect(missing.status).to.equal(404);
+    expect(missing.body).to.have.property('message').that.is.a('string');
+    const wrong = await request(`${api.url}/create-workflow-run`, {
+      method: 'GET',
+      key: tenant.key,
+    });
+    expect(wrong.status).to.equal(405);
+    expect(wrong.headers.get('allow')).to.include('POST');
+    expect(wrong.body).to.have.property('message').that.is.a('string');
+    const del = await request(`${api.url}/get-workflow-runs`, { method: 'DELETE' });
+    expect(del.status).to.equal(405);
+    expect(del.body).to.have.property('message');
+  });
+
+  it('reports health and readiness', async () => {
+    expect((await request(`${api.url}/healthz`)).body).to.deep.equal({ status: 'ok' });
+    const ready = await request(`${api.url}/readyz`);
+    expect(ready.status).to.equal(200);
+    expect(ready.body).to.include({ mysql: true, redis: true });
+  });
+
+  it('echoes a request id, or makes one', async () => {
+    const given = await request(`${api.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers.get('x-request-id')).to.equal('abc-123');
+    const made = await request(`${api.url}/healthz`);
+    expect(made.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(api.lines.some((l) => l.includes('"requestId":"abc-123"'))).to.equal(true);
+  });
+
+  it('limits requests per key with 429, Retry-After and a JSON message', async () => {
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<typeof request>> | undefined;
+    for (let i = 0; i < 7; i++) {
+      const res = await request(`${api.url}/create-workflow-run`, {
+        key: tenant.key,
+        body: createBody(tenant),
+      });
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses.slice(0, 5)).to.deep.equal([200, 200, 200, 200, 200]);
+    expect(statuses.slice(5)).to.deep.equal([429, 429]);
+    expect(Number(limited!.headers.get('retry-after'))).to.be.within(1, 60);
+    expect(limited!.body)
+      .to.have.property('message')
+      .that.matches(/too many requests/);
+    // Another key of another organization has its own budget.
+    const other = await createTenant(testDb());
+    expect((await request(`${api.url}/get-workflow-runs`, { key: other.key })).status).to.equal(
+      200,
+    );
+  });
+});
