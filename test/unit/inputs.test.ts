@@ -1,0 +1,97 @@
+// Parsing of what callers and operators send: keys, cursors, config, template files.
+import { expect } from 'chai';
+import { keyFromHeader, generateApiKey, hashApiKey } from '../../src/auth/api-keys.js';
+import { loadConfig } from '../../src/config.js';
+import { HttpError } from '../../src/errors.js';
+import { decodeCursor, encodeCursor, parsePageRequest } from '../../src/http/pagination.js';
+import { newId, isId } from '../../src/lib/ids.js';
+import { parseTemplateDefinition } from '../../src/templates/template.js';
+
+describe('inputs', () => {
+  it('reads a key from Authorization as the key itself or "Bearer <key>"', () => {
+    expect(keyFromHeader('wrs_abc')).to.equal('wrs_abc');
+    expect(keyFromHeader('Bearer wrs_abc')).to.equal('wrs_abc');
+    expect(keyFromHeader('bearer   wrs_abc ')).to.equal('wrs_abc');
+    expect(keyFromHeader(undefined)).to.equal(undefined);
+    expect(keyFromHeader('')).to.equal(undefined);
+    expect(keyFromHeader('a b c')).to.equal(undefined);
+    expect(keyFromHeader('x'.repeat(300))).to.equal(undefined);
+  });
+
+  it('makes keys with 192 random bits and a prefix, hashed with SHA-256', () => {
+    const a = generateApiKey();
+    expect(a).to.match(/^wrs_[A-Za-z0-9_-]{32}$/);
+    expect(a).to.not.equal(generateApiKey());
+    expect(hashApiKey('abc')).to.equal(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
+  });
+
+  it('round-trips cursors and refuses anything else with a 400', () => {
+    expect(decodeCursor(encodeCursor(12345))).to.equal(12345);
+    for (const bad of [
+      '',
+      '!!',
+      'eyJ4IjoxfQ',
+      Buffer.from('{"s":-1}').toString('base64url'),
+      Buffer.from('{"s":1.5}').toString('base64url'),
+      'a'.repeat(300),
+    ]) {
+      expect(() => decodeCursor(bad), bad).to.throw(HttpError);
+    }
+  });
+
+  it('bounds the page size', () => {
+    expect(parsePageRequest({}, 100, 1000)).to.deep.equal({ limit: 100, beforeSeq: null });
+    expect(parsePageRequest({ limit: '1000' }, 100, 1000).limit).to.equal(1000);
+    for (const limit of ['0', '1001', 'x', '-2', ''])
+      expect(() => parsePageRequest({ limit }, 100, 1000)).to.throw(HttpError);
+    expect(() => parsePageRequest({ limit: ['1', '2'] }, 100, 1000)).to.throw(/only once/);
+    expect(() => parsePageRequest({ offset: '5' }, 100, 1000)).to.throw(/unknown query parameter/);
+  });
+
+  it('reads config with defaults and names the variable that is wrong', () => {
+    const config = loadConfig({});
+    expect(config).to.include({
+      port: 3000,
+      basePath: '',
+      listDefaultLimit: 100,
+      listMaxLimit: 1000,
+    });
+    expect(loadConfig({ BASE_PATH: '/api/v1/' }).basePath).to.equal('/api/v1');
+    expect(() => loadConfig({ PORT: 'eighty' })).to.throw(/PORT/);
+    expect(() => loadConfig({ PORT: '70000' })).to.throw(/PORT/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y' })).to.throw(/DATABASE_URL/);
+    expect(() => loadConfig({ REDIS_URL: 'not a url' })).to.throw(/REDIS_URL/);
+    expect(() => loadConfig({ BASE_PATH: 'api' })).to.throw(/BASE_PATH/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw(/LOG_LEVEL/);
+  });
+
+  it('makes time-ordered UUIDv7 ids', () => {
+    const a = newId(1000);
+    const b = newId(2000);
+    expect(isId(a)).to.equal(true);
+    expect(a[14]).to.equal('7');
+    expect(a < b).to.equal(true);
+  });
+
+  it('checks template files', () => {
+    expect(
+      parseTemplateDefinition({ name: 'T', pages: [{ name: 'P', inputFields: [] }] }).ok,
+    ).to.equal(true);
+    const bad = (v: unknown) => {
+      const r = parseTemplateDefinition(v);
+      return r.ok ? '' : r.message;
+    };
+    expect(bad({ name: 'T' })).to.match(/missing required field 'pages'/);
+    expect(bad({ name: 'T', pages: [{ name: 'P', inputFields: [], extra: 1 }] })).to.match(
+      /unexpected field 'pages.0.extra'/,
+    );
+    expect(
+      bad({
+        name: 'T',
+        pages: [{ name: 'P', inputFields: [{ inputId: 'a', fieldName: 'A', required: 'yes' }] }],
+      }),
+    ).to.match(/required must be a boolean/);
+  });
+});
