@@ -61,6 +61,11 @@ export class RunStateError extends Error {}
 
 const HOUR_MS = 3600_000;
 
+/** map[key] only if it is the map's own entry: a page or input named "constructor" is data. */
+function ownValue(map: Record<string, string>, key: string): string | null {
+  return Object.hasOwn(map, key) ? (map[key] ?? null) : null;
+}
+
 function currentColumns(
   doc: RunDocument,
 ): Pick<
@@ -125,7 +130,7 @@ function startStep(doc: RunDocument, index: number, now: Date): StepState[] {
       ? {
           ...step,
           status: 'active',
-          assignee: doc.user_assignments[page.name] ?? null,
+          assignee: ownValue(doc.user_assignments, page.name),
           due_date:
             page.dueInHours !== undefined && page.dueInHours !== null
               ? new Date(now.getTime() + page.dueInHours * HOUR_MS).toISOString()
@@ -248,7 +253,7 @@ export function requestStepCompletion(
   }
   const merged = { ...doc.input_fields, ...inputFields };
   const missing = page.inputFields
-    .filter((f) => f.required && (merged[f.inputId] ?? '').trim() === '')
+    .filter((f) => f.required && (ownValue(merged, f.inputId) ?? '').trim() === '')
     .map((f) => f.inputId);
   if (missing.length > 0) {
     throw badRequest(

@@ -143,3 +143,23 @@ describe('run state', () => {
     expect(hasPendingChange(failed)).to.equal(false);
   });
 });
+
+describe('run state with names that shadow Object.prototype', () => {
+  it('treats pages and inputs named like prototype members as plain data', () => {
+    const tricky: Template = {
+      id: 't',
+      organizationId: 'o',
+      name: 'Tricky',
+      pages: [
+        {
+          name: 'constructor',
+          inputFields: [{ inputId: 'toString', fieldName: 'T', required: true }],
+        },
+      ],
+    };
+    const run = applyPending(newRun('r', 'o', tricky, {}, {}, t0), at(1));
+    expect(run.currentStepAssignee).to.equal(null);
+    expectHttp(() => requestStepCompletion(run, {}, at(2)), 400, /missing: toString/);
+    expect(requestStepCompletion(run, { toString: 'ok' }, at(2)).requestedSeq).to.equal(2);
+  });
+});
