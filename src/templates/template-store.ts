@@ -59,7 +59,10 @@ export class TemplateStore {
     limit: number,
     beforeSeq: number | null,
   ): Promise<Array<Template & { seq: number }>> {
-    const query = this.db<TemplateRow>('workflow_templates')
+    // FORCE INDEX keeps a deep page a range scan on (organization_id, seq); see RunStore.
+    const query = this.db<TemplateRow>(
+      this.db.raw('?? FORCE INDEX (workflow_templates_org_seq)', ['workflow_templates']),
+    )
       .select('seq', 'id', 'organization_id', 'name', 'pages')
       .where('organization_id', organizationId)
       .orderBy('seq', 'desc')
