@@ -19,7 +19,7 @@ export interface CompleteStepBody {
 
 type Limits = Pick<Config, 'maxInputFields' | 'maxFieldLength'>;
 
-function stringMap(limits: Limits, minValueLength: number) {
+function stringMap(limits: Limits, minValueLength: number, maxValueLength = limits.maxFieldLength) {
   return {
     type: 'object',
     maxProperties: limits.maxInputFields,
@@ -27,7 +27,7 @@ function stringMap(limits: Limits, minValueLength: number) {
     additionalProperties: {
       type: 'string',
       minLength: minValueLength,
-      maxLength: limits.maxFieldLength,
+      maxLength: maxValueLength,
     },
     required: [],
   } as const;
@@ -41,7 +41,12 @@ export function runValidators(limits: Limits) {
     properties: {
       workflow_template_id: { type: 'string', minLength: 1, maxLength: 64 },
       input_fields: stringMap(limits, 0),
-      user_assignments: { ...stringMap(limits, 1), nullable: true },
+      // An assignee becomes current_step_assignee, a VARCHAR(255): a longer one would be
+      // accepted here and then never applied by a worker.
+      user_assignments: {
+        ...stringMap(limits, 1, Math.min(limits.maxFieldLength, 255)),
+        nullable: true,
+      },
     },
   };
   const completeSchema: JSONSchemaType<CompleteStepBody> = {

@@ -29,7 +29,7 @@ export async function request<T = unknown>(
     body,
   });
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -1,0 +1,86 @@
+// Scenario 2: FLUSHALL Redis in the middle of a stream of creates and completes; every run
+// still reaches the state its accepted requests imply. MySQL says what is owed: the reconciler
+// must enqueue again whatever the flush threw away.
+//
+// The first flush is made to hit queued jobs for sure: the queue is paused (BullMQ's global
+// pause, a flag in Redis) until jobs have piled up, and the flush removes the jobs and the flag
+// together. The second flush lands wherever the stream happens to be.
+import { expect } from 'chai';
+import type { Queue } from 'bullmq';
+import { createTenant, type Tenant } from '../support/fixtures.js';
+import { Client } from '../support/http.js';
+import {
+  startApi,
+  startWorker,
+  type ApiProcess,
+  type ServiceProcess,
+} from '../support/processes.js';
+import { openRunsQueue } from '../support/queue.js';
+import { RedisServer } from '../support/redis-server.js';
+import { testDb } from '../support/root-hooks.js';
+import { driveRun, expectLedgerApplied, inPool, Ledger } from '../support/run-ledger.js';
+import { waitFor } from '../support/wait.js';
+
+const RUNS = 60;
+const CLIENTS = 10;
+
+describe('fault: FLUSHALL of Redis during a stream of requests', function () {
+  this.timeout(90000);
+
+  let redis: RedisServer;
+  let queue: Queue;
+  let api: ApiProcess;
+  let workers: ServiceProcess[];
+  let tenant: Tenant;
+  let client: Client;
+
+  before(async () => {
+    redis = await RedisServer.start();
+    queue = openRunsQueue(redis.url);
+    const env = { REDIS_URL: redis.url };
+    [api, ...workers] = await Promise.all([startApi(env), startWorker(env), startWorker(env)]);
+    tenant = await createTenant(testDb());
+    client = new Client(api.url, tenant.key);
+  });
+
+  after(async () => {
+    await Promise.all([api?.stop(), ...(workers ?? []).map((w) => w.stop())]);
+    await queue?.close();
+    await redis?.stop();
+  });
+
+  it('brings every run to the state its accepted requests imply', async () => {
+    const ledger = new Ledger();
+    let flushedJobs = 0;
+
+    const flusher = (async () => {
+      await waitFor('a third of the runs', () => ledger.runs.size >= RUNS / 3, 30000);
+      await queue.pause();
+      await waitFor(
+        'jobs to pile up',
+        async () => {
+          const counts = await queue.getJobCounts('wait', 'prioritized');
+          const queued = counts.wait! + counts.prioritized!;
+          return queued >= 5 && queued;
+        },
+        30000,
+      ).then((queued) => (flushedJobs = queued));
+      await redis.flushAll();
+
+      await waitFor('two thirds of the runs', () => ledger.runs.size >= (2 * RUNS) / 3, 30000);
+      await redis.flushAll();
+    })();
+    flusher.catch(() => undefined); // awaited below, once the clients are done
+
+    // Each client creates a run, then completes 0, 1 or 2 of its steps.
+    const plans = Array.from({ length: RUNS }, (_, i) => i % 3);
+    await inPool(plans, CLIENTS, (steps, i) => driveRun(client, tenant, ledger, `f${i}`, steps));
+    await flusher;
+
+    expect(flushedJobs, 'jobs thrown away by the first flush').to.be.at.least(5);
+    expect(ledger.runs.size).to.equal(RUNS);
+    await expectLedgerApplied(testDb(), ledger, { exact: true });
+    expect(ledger.completions).to.equal(RUNS);
+    expect(workers.every((w) => w.running)).to.equal(true);
+  });
+});
