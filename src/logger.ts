@@ -17,7 +17,12 @@ export interface Logger {
 function errorFields(err: unknown): LogFields {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return { err: err.message, errName: err.name, ...(code ? { errCode: code } : {}) };
+    // Database errors quote their whole statement, values included: keep the log line short.
+    const message =
+      err.message.length > 300
+        ? `${err.message.slice(0, 150)} … ${err.message.slice(-150)}`
+        : err.message;
+    return { err: message, errName: err.name, ...(code ? { errCode: code } : {}) };
   }
   return { err: String(err) };
 }

@@ -1,6 +1,7 @@
 // Applies runs' pending changes in batches: the runs named by the jobs in hand are read in one
 // SELECT and written back in one guarded UPDATE. A run whose change another worker already
 // applied is skipped by the guard, so delivering a job twice changes nothing.
+import { isTransientError } from '../src/errors.js';
 import { Batcher } from '../src/lib/batcher.js';
 import { applyPending, hasPendingChange, RunStateError } from '../src/runs/run-state.js';
 import { fromRow, type RunStore } from '../src/runs/run-store.js';
@@ -55,7 +56,36 @@ export class RunApplier {
         outcomes.set(id, new RunApplyError(err.message, Number(row.applied_seq)));
       }
     }
-    await this.store.storeApplied(changes);
+    await this.storeEach(changes, outcomes);
     return ids.map((id) => outcomes.get(id)!);
+  }
+
+  /**
+   * Stores the batch in one statement; if the database refuses it for a reason that is not
+   * transient (a value it will not take), stores the runs one by one so that only the offending
+   * run fails (and, after its attempts, is marked failed) while the others go through.
+   */
+  private async storeEach(
+    changes: Parameters<RunStore['storeApplied']>[0],
+    outcomes: Map<string, ApplyOutcome | Error>,
+  ): Promise<void> {
+    try {
+      await this.store.storeApplied(changes);
+      return;
+    } catch (err) {
+      if (isTransientError(err)) throw err;
+      if (changes.length > 1) {
+        for (const change of changes) await this.storeEach([change], outcomes);
+        return;
+      }
+      const change = changes[0]!;
+      outcomes.set(
+        change.run.id,
+        new RunApplyError(
+          `could not store the run: ${(err as { sqlMessage?: string }).sqlMessage ?? (err as Error).message.slice(-300)}`,
+          change.expectedAppliedSeq,
+        ),
+      );
+    }
   }
 }

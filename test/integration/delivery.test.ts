@@ -107,4 +107,28 @@ describe('job delivery', () => {
     const listed = (await client.listRuns()).body.find((r) => r.id === id);
     expect(listed?.status).to.equal('failed');
   });
+
+  it('fails only the run the database will not store, and applies its batch neighbours', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push((await client.createRun(createBody(tenant))).body.id as string);
+    // A step name wider than its column: the worker's batched UPDATE is refused for this run.
+    const bad = ids[2]!;
+    const stored = JSON.parse((await row(bad)).run_json);
+    stored.steps[0].name = 'x'.repeat(300);
+    await testDb()('workflow_runs')
+      .where({ id: bad })
+      .update({ run_json: JSON.stringify(stored) });
+    workers.push(await startWorker({ JOB_ATTEMPTS: '2', JOB_BACKOFF_MS: '50' }));
+    for (const id of ids.filter((x) => x !== bad)) {
+      await waitFor('neighbour to start', async () => (await row(id)).status === 'active');
+    }
+    const failed = await waitFor('bad run to fail', async () => {
+      const r = await row(bad);
+      return r.status === 'failed' ? r : undefined;
+    });
+    expect(JSON.parse(failed.run_json).error.message).to.match(
+      /could not store the run: Data too long/,
+    );
+  });
 });
