@@ -1,5 +1,6 @@
 // JSON-lines logger. One line per event on stdout; fields are flat and never carry
 // secrets: callers pass ids, never keys or Authorization headers.
+import { writeSync } from 'node:fs';
 import type { LogLevel } from './config.js';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
@@ -27,6 +28,32 @@ function errorFields(err: unknown): LogFields {
   return { err: String(err) };
 }
 
+// Lines are written once per event-loop turn: one write for every request of a busy turn
+// instead of one each. What is still buffered when the process exits is written synchronously.
+let pending: string[] = [];
+let scheduled = false;
+
+function flush(): void {
+  scheduled = false;
+  if (pending.length === 0) return;
+  const chunk = pending.join('');
+  pending = [];
+  process.stdout.write(chunk);
+}
+
+function buffered(line: string): void {
+  pending.push(line);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+}
+
+process.on('exit', () => {
+  if (pending.length > 0) writeSync(1, pending.join(''));
+  pending = [];
+});
+
 export function createLogger(level: LogLevel, base: LogFields = {}): Logger {
   const threshold = ORDER[level];
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields) => {
@@ -40,7 +67,7 @@ export function createLogger(level: LogLevel, base: LogFields = {}): Logger {
       ...base,
       ...extra,
     });
-    process.stdout.write(line + '\n');
+    buffered(line + '\n');
   };
   return {
     debug: (m, f) => write('debug', m, f),

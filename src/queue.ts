@@ -1,5 +1,6 @@
-// Redis connections and the BullMQ queue that carries "look at this run" notifications.
-// Jobs carry only a run id: MySQL holds the truth, a job only says where to look.
+// Redis connections and the BullMQ queue that carries "look at these runs" notifications.
+// Jobs carry only run ids: MySQL holds the truth, a job only says where to look. One job names
+// every run of a committed batch, so the cost of a job is shared by up to NOTIFY_BATCH runs.
 import { type ConnectionOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Config } from './config.js';
@@ -7,8 +8,11 @@ import type { Config } from './config.js';
 export const RUNS_QUEUE = 'workflow-runs';
 
 export interface RunJobData {
-  runId: string;
+  runIds: string[];
 }
+
+/** Most runs named by one job. */
+export const NOTIFY_BATCH = 100;
 
 function baseOptions(): RedisOptions {
   return {
@@ -75,9 +79,16 @@ export function createRunsQueue(
   });
 }
 
-/** A job id that makes an accidental second enqueue of the same change a no-op. */
-export function runJobId(runId: string, seq: number, suffix = ''): string {
-  return `${runId}_${seq}${suffix}`;
+/**
+ * A job id that makes an accidental second enqueue of the same changes a no-op: named after the
+ * first change (a run's change is committed, hence notified, in one batch only) and the count.
+ */
+export function runJobId(
+  first: { runId: string; seq: number },
+  count: number,
+  suffix = '',
+): string {
+  return `${first.runId}_${first.seq}_${count}${suffix}`;
 }
 
 /** Resolves with the promise's value, or rejects after ms: Redis must never hold up a caller. */

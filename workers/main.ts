@@ -24,28 +24,36 @@ const db = createDb(config);
 const store = new RunStore(db);
 const applier = new RunApplier(store);
 
-async function processRun(job: Job<RunJobData>) {
-  try {
-    return await applier.apply(job.data.runId);
-  } catch (err) {
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+/**
+ * Applies every run a job names. Runs already applied (by an earlier attempt, a duplicate job or
+ * another worker) are no-ops, so a retried job only redoes what is still owed.
+ */
+async function processRuns(job: Job<RunJobData>) {
+  const runIds = Array.isArray(job.data?.runIds) ? job.data.runIds : [];
+  const results = await Promise.allSettled(runIds.map((id) => applier.apply(id)));
+  const errors = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ runId: runIds[i]!, err: r.reason as unknown }] : [],
+  );
+  if (errors.length === 0) return { runs: runIds.length };
+
+  const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  for (const { runId, err } of errors) {
     if (err instanceof RunApplyError && lastAttempt) {
       // Given up: the run is kept as failed with the reason, never silently dropped. A
       // transient error (MySQL away) is not the run's fault: the reconciler tries it later.
-      await store.markFailed(job.data.runId, err.appliedSeq, err.message, new Date());
-      log.error('run failed', { runId: job.data.runId, err });
+      await store.markFailed(runId, err.appliedSeq, err.message, new Date());
+      log.error('run failed', { runId, err });
     } else if (!isTransientError(err) && !(err instanceof RunApplyError)) {
-      log.error('unexpected error applying run', {
-        runId: job.data.runId,
-        err,
-        stack: (err as Error).stack,
-      });
+      log.error('unexpected error applying run', { runId, err, stack: (err as Error)?.stack });
     }
-    throw err;
   }
+  // Fail the attempt so BullMQ retries it with backoff (unless only given-up runs remain).
+  const owed = errors.filter((e) => !(lastAttempt && e.err instanceof RunApplyError));
+  if (owed.length > 0) throw owed[0]!.err;
+  return { runs: runIds.length, failed: errors.length };
 }
 
-const worker = new Worker<RunJobData>(RUNS_QUEUE, processRun, {
+const worker = new Worker<RunJobData>(RUNS_QUEUE, processRuns, {
   connection: bullConnection(config, 'worker', 'wrs-worker'),
   prefix: config.queuePrefix,
   concurrency: config.workerConcurrency,
@@ -56,7 +64,11 @@ const worker = new Worker<RunJobData>(RUNS_QUEUE, processRun, {
 worker.on('error', throttledWarn(log, 'worker error'));
 worker.on('failed', (job, err) => {
   if (job)
-    log.warn('job attempt failed', { runId: job.data.runId, attempt: job.attemptsMade, err });
+    log.warn('job attempt failed', {
+      runs: job.data?.runIds?.length,
+      attempt: job.attemptsMade,
+      err,
+    });
 });
 
 const queue = createRunsQueue(config, 'wrs-reconciler');

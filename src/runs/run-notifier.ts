@@ -3,7 +3,7 @@
 // time, so a Redis outage delays work but never loses it.
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
-import { type RunJobData, runJobId, withTimeout } from '../queue.js';
+import { NOTIFY_BATCH, type RunJobData, runJobId, withTimeout } from '../queue.js';
 
 export interface RunChange {
   runId: string;
@@ -17,21 +17,23 @@ export class RunNotifier {
     private readonly timeoutMs = 1000,
   ) {}
 
-  /** Enqueues one job per change; resolves false (and logs) when Redis could not take them. */
+  /**
+   * Enqueues one job per NOTIFY_BATCH changes; resolves false (and logs) when Redis could not
+   * take them.
+   */
   async notify(changes: RunChange[], jobIdSuffix = ''): Promise<boolean> {
     if (changes.length === 0) return true;
+    const jobs = [];
+    for (let i = 0; i < changes.length; i += NOTIFY_BATCH) {
+      const chunk = changes.slice(i, i + NOTIFY_BATCH);
+      jobs.push({
+        name: 'apply',
+        data: { runIds: chunk.map((c) => c.runId) },
+        opts: { jobId: runJobId(chunk[0]!, chunk.length, jobIdSuffix) },
+      });
+    }
     try {
-      await withTimeout(
-        this.queue.addBulk(
-          changes.map((c) => ({
-            name: 'apply',
-            data: { runId: c.runId },
-            opts: { jobId: runJobId(c.runId, c.seq, jobIdSuffix) },
-          })),
-        ),
-        this.timeoutMs,
-        'enqueue',
-      );
+      await withTimeout(this.queue.addBulk(jobs), this.timeoutMs, 'enqueue');
       return true;
     } catch (err) {
       this.log.warn('enqueue failed; the reconciler will pick these runs up', {

@@ -62,6 +62,7 @@ function checkAgainstTemplate(
 export class RunService {
   private readonly validate: ReturnType<typeof runValidators>;
   private readonly inserts: Batcher<RunRecord, RunRecord>;
+  private readonly notifying = new Set<Promise<boolean>>();
 
   constructor(
     config: Pick<Config, 'maxInputFields' | 'maxFieldLength'>,
@@ -128,9 +129,10 @@ export class RunService {
     return toResource(next);
   }
 
-  /** Waits for accepted creates still being written (shutdown). */
-  drain(): Promise<void> {
-    return this.inserts.idle();
+  /** Waits for accepted creates still being written and notified (shutdown). */
+  async drain(): Promise<void> {
+    await this.inserts.idle();
+    await Promise.all(this.notifying);
   }
 
   private async insertAndNotify(batch: RunRecord[]): Promise<Array<RunRecord | Error>> {
@@ -151,7 +153,12 @@ export class RunService {
       );
     }
     const stored = results.filter((r): r is RunRecord => !(r instanceof Error));
-    await this.notifier.notify(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })));
+    // Answer as soon as the runs are committed: the job is only a notification (and the
+    // reconciler covers a lost one), so callers do not wait for Redis too.
+    const notified = this.notifier
+      .notify(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })))
+      .finally(() => this.notifying.delete(notified));
+    this.notifying.add(notified);
     return results;
   }
 }

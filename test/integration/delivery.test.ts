@@ -50,7 +50,7 @@ describe('job delivery', () => {
     queue.addBulk(
       Array.from({ length: n }, (_, i) => ({
         name: 'apply',
-        data: { runId: id },
+        data: { runIds: [id] },
         opts: { jobId: `dup-${tag}-${id}-${i}` },
       })),
     );

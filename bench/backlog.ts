@@ -1,0 +1,65 @@
+// The worker benchmark's backlog: pending runs stored exactly as the API stores them (newRun,
+// RunStore.insertMany), their jobs enqueued as the API enqueues them (RunNotifier: one job per
+// committed batch) for the real worker, or one job per run for the bare baseline worker.
+import type { Db } from '../src/db.js';
+import { newId } from '../src/lib/ids.js';
+import { createLogger } from '../src/logger.js';
+import { createRunsQueue } from '../src/queue.js';
+import { RunNotifier } from '../src/runs/run-notifier.js';
+import { newRun } from '../src/runs/run-state.js';
+import { RunStore } from '../src/runs/run-store.js';
+import { benchConfig, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
+
+const CHUNK = 1000;
+
+export async function seedBacklog(
+  db: Db,
+  tenant: Tenant,
+  prefix: string,
+  count: number,
+  jobs: 'as-api' | 'one-per-run',
+): Promise<void> {
+  const store = new RunStore(db);
+  const queue = createRunsQueue(benchConfig(prefix), 'wrs-bench-backlog');
+  const notifier = new RunNotifier(queue, createLogger('warn'), 30_000);
+  try {
+    await queue.waitUntilReady();
+    // No worker runs yet, so rows and jobs may be written in any order: chunks go in parallel.
+    const chunks: Array<Promise<unknown>> = [];
+    for (let done = 0; done < count; done += CHUNK) {
+      const now = new Date();
+      const runs = Array.from({ length: Math.min(CHUNK, count - done) }, () =>
+        newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+      );
+      chunks.push(store.insertMany(runs));
+      // The API commits and notifies in batches of at most 200 runs (its insert batcher).
+      for (let i = 0; i < runs.length; i += 200) {
+        const batch = runs.slice(i, i + 200);
+        chunks.push(
+          jobs === 'as-api'
+            ? notifier.notify(batch.map((run) => ({ runId: run.id, seq: run.requestedSeq })))
+            : queue.addBulk(batch.map((run) => ({ name: 'apply', data: { runIds: [run.id] } }))),
+        );
+      }
+      if (chunks.length >= 8) await Promise.all(chunks.splice(0));
+    }
+    await Promise.all(chunks);
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Runs still waiting for a worker (read through the pending_since index). */
+export async function countPending(db: Db): Promise<number> {
+  const [rows] = (await db.raw(
+    'SELECT COUNT(*) AS n FROM workflow_runs WHERE pending_since IS NOT NULL',
+  )) as [Array<{ n: number | string }>];
+  return Number(rows[0]?.n ?? 0);
+}
+
+export async function countByStatus(db: Db, status: string): Promise<number> {
+  const [rows] = (await db.raw('SELECT COUNT(*) AS n FROM workflow_runs WHERE status = ?', [
+    status,
+  ])) as [Array<{ n: number | string }>];
+  return Number(rows[0]?.n ?? 0);
+}

@@ -1,0 +1,66 @@
+// Baseline (b) of the create benchmark: the naive pipeline. Per request: parse the body, one
+// INSERT of the run row and one Queue.add of its job, then answer. No key check, no
+// validation, no rate limit, no batching: what the storage round trips cost one by one.
+import { createServer } from 'node:http';
+import Koa from 'koa';
+import { loadConfigOrExit } from '../../src/config.js';
+import { createDb } from '../../src/db.js';
+import { newId } from '../../src/lib/ids.js';
+import { createRunsQueue, runJobId } from '../../src/queue.js';
+import { toResource } from '../../src/runs/run-service.js';
+import { newRun } from '../../src/runs/run-state.js';
+import { RunStore } from '../../src/runs/run-store.js';
+import { TemplateStore } from '../../src/templates/template-store.js';
+import { exitWithParent } from '../child.js';
+import { readJson } from './read-json.js';
+
+interface NaiveBody {
+  input_fields?: Record<string, string>;
+  user_assignments?: Record<string, string>;
+}
+
+exitWithParent();
+const config = loadConfigOrExit();
+const db = createDb(config);
+const runs = new RunStore(db);
+const queue = createRunsQueue(config, 'wrs-bench-naive');
+const orgId = process.env.BENCH_ORG_ID ?? '';
+const template = await new TemplateStore(db).findForOrganization(
+  orgId,
+  process.env.BENCH_TEMPLATE_ID ?? '',
+);
+if (!template) throw new Error('BENCH_ORG_ID / BENCH_TEMPLATE_ID name no template');
+
+const app = new Koa();
+app.use(async (ctx) => {
+  if (ctx.method === 'GET') {
+    ctx.body = { status: 'ok' };
+    return;
+  }
+  const body = (await readJson(ctx.req)) as NaiveBody;
+  const run = newRun(
+    newId(),
+    orgId,
+    template,
+    body.input_fields ?? {},
+    body.user_assignments ?? {},
+    new Date(),
+  );
+  await runs.insertMany([run]);
+  await queue.add(
+    'apply',
+    { runIds: [run.id] },
+    { jobId: runJobId({ runId: run.id, seq: run.requestedSeq }, 1) },
+  );
+  ctx.body = toResource(run);
+});
+const server = createServer(app.callback());
+server.keepAliveTimeout = 5000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({ msg: 'listening', port: process.env.PORT }) + '\n');
+});
+process.on('SIGTERM', () => {
+  server.close(() => {
+    void Promise.all([queue.close(), db.destroy()]).finally(() => process.exit(0));
+  });
+});

@@ -1,0 +1,105 @@
+// Phase 4: the list at scale. A small and a big organization in the same table; the first
+// page and a page deep in the cursor chain (reached by following Link rel="next") of each,
+// timed by a sequential probe.
+import type { Db } from '../../src/db.js';
+import type { Tenant } from '../fixtures.js';
+import type { ListProbeOptions, ListProbeResult } from '../list-probe.js';
+import { runChildScript } from '../processes.js';
+import { seedRuns } from '../seed-runs.js';
+import type { BenchSettings } from '../settings.js';
+import { round } from '../stats.js';
+
+export interface ListPhaseResult {
+  small: number;
+  big: number;
+  seedSeconds: number;
+  depth: { small: number; big: number };
+  hops: { small: number; big: number };
+  pages: ListProbeResult;
+}
+
+const HOP_LIMIT = 1000; // the largest page the service allows: fewest hops to get deep
+
+function nextLink(header: string | null, origin: string): string | undefined {
+  const match = header ? /<([^>]+)>;\s*rel="next"/.exec(header) : null;
+  return match ? new URL(match[1]!, origin).toString() : undefined;
+}
+
+/**
+ * Follows the cursor chain until `depth` rows have been passed; returns the URL of the next
+ * page with the default page size (the chain's cursor, the first page's limit).
+ */
+async function deepPageUrl(
+  firstUrl: string,
+  key: string,
+  depth: number,
+): Promise<{ url: string; hops: number }> {
+  const origin = new URL(firstUrl).origin;
+  let remaining = depth;
+  const url = new URL(firstUrl);
+  url.searchParams.set('limit', String(Math.min(HOP_LIMIT, remaining)));
+  let next = url.toString();
+  let hops = 0;
+  for (;;) {
+    const res = await fetch(next, { headers: { authorization: key } });
+    if (!res.ok) throw new Error(`GET ${next}: HTTP ${res.status}`);
+    remaining -= ((await res.json()) as unknown[]).length;
+    hops++;
+    const link = nextLink(res.headers.get('link'), origin);
+    if (!link) throw new Error(`the cursor chain ended before ${depth} rows`);
+    const following = new URL(link);
+    if (remaining <= 0) {
+      following.searchParams.delete('limit');
+      return { url: following.toString(), hops };
+    }
+    following.searchParams.set('limit', String(Math.min(HOP_LIMIT, remaining)));
+    next = following.toString();
+  }
+}
+
+export async function measureListScale(deps: {
+  settings: BenchSettings;
+  db: Db;
+  small: Tenant;
+  big: Tenant;
+  apiUrl: string;
+  log: (line: string) => void;
+}): Promise<ListPhaseResult> {
+  const { settings } = deps;
+  const started = Date.now();
+  await seedRuns(deps.db, deps.small, settings.listSmall);
+  await seedRuns(deps.db, deps.big, settings.listBig);
+  await deps.db.raw('ANALYZE TABLE workflow_runs');
+  const seedSeconds = round((Date.now() - started) / 1000, 1);
+  deps.log(`  seeded ${settings.listSmall} + ${settings.listBig} runs in ${seedSeconds} s`);
+
+  const first = `${deps.apiUrl}/get-workflow-runs`;
+  // Deep: the last page of the small organization; half way down the big one.
+  const depth = { small: settings.listSmall - 100, big: Math.floor(settings.listBig / 2) };
+  const smallDeep = await deepPageUrl(first, deps.small.key, depth.small);
+  const bigDeep = await deepPageUrl(first, deps.big.key, depth.big);
+
+  const pages = await runChildScript<ListProbeResult>(
+    'list-probe',
+    'bench/list-probe.js',
+    {
+      targets: [
+        { name: 'smallFirst', url: first, key: deps.small.key },
+        { name: 'smallDeep', url: smallDeep.url, key: deps.small.key },
+        { name: 'bigFirst', url: first, key: deps.big.key },
+        { name: 'bigDeep', url: bigDeep.url, key: deps.big.key },
+      ],
+      samples: settings.listSamples,
+      warmup: Math.ceil(settings.listSamples / 10),
+    } satisfies ListProbeOptions,
+    120_000,
+  );
+  return {
+    small: settings.listSmall,
+    big: settings.listBig,
+    seedSeconds,
+    depth,
+    hops: { small: smallDeep.hops, big: bigDeep.hops },
+    pages,
+  };
+}

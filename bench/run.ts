@@ -1,0 +1,264 @@
+// `npm run bench [-- --quick]`: measures the built service beside baselines started in the same
+// run on the same machine, prints a table, writes bench/results.json and ends with a one-line
+// JSON summary. It owns a database (wrs_bench_<pid>) and Redis queue prefixes
+// (wrs-bench-<pid>*), and removes both (and every process it started) however it ends.
+//
+// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list (some phases),
+// --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL
+// (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST (run the API and
+// worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
+// BENCH_WORKER_NODE_ARGS (node flags for them, e.g. --cpu-prof).
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { Db } from '../src/db.js';
+import {
+  createBenchDatabase,
+  createTenant,
+  clearQueue,
+  deleteRateLimitKeys,
+  dropBenchDatabase,
+  removeLeftovers,
+} from './fixtures.js';
+import { MemoryTracker } from './memory.js';
+import { measureCreateThroughput } from './phases/create-throughput.js';
+import { measureEndToEnd } from './phases/e2e-latency.js';
+import { measureListScale } from './phases/list-scale.js';
+import { measureWorkerThroughput } from './phases/worker-throughput.js';
+import {
+  freePort,
+  killAllNow,
+  startScript,
+  stopAll,
+  waitForHttp,
+  type BenchProcess,
+} from './processes.js';
+import { evaluate, formatTable, type Figures } from './report.js';
+import { FULL, LOG_DIR, PREFIXES, QUICK, serviceEnv } from './settings.js';
+import { round } from './stats.js';
+
+const settings = process.argv.includes('--quick') ? QUICK : FULL;
+// --only=create,worker,e2e,list runs some phases (for working on one); the default is all.
+const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+const only = new Set(onlyArg ? onlyArg.slice('--only='.length).split(',') : []);
+// For profiling: BENCH_API_NODE_ARGS="--cpu-prof" (profiles land in the kept log directory).
+const API_NODE_ARGS = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const keepLogs =
+  process.argv.includes('--keep-logs') ||
+  API_NODE_ARGS.length > 0 ||
+  Boolean(process.env.BENCH_WORKER_NODE_ARGS);
+const runs = (phase: 'create' | 'worker' | 'e2e' | 'list') => only.size === 0 || only.has(phase);
+const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
+const began = Date.now();
+const elapsed = () => round((Date.now() - began) / 1000, 1);
+const log = (line: string) => process.stdout.write(line + '\n');
+
+async function startHttp(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<{ proc: BenchProcess; url: string }> {
+  const port = await freePort();
+  const proc = startScript(name, script, { env: { ...env, PORT: String(port) }, nodeArgs });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/healthz`, proc);
+  return { proc, url };
+}
+
+let cleaning: Promise<void> | undefined;
+/** Runs the clean-up once, however many paths (end, failure, signal) ask for it. */
+const cleanUpOnce = () => (cleaning ??= cleanUp());
+
+async function cleanUp(): Promise<void> {
+  await stopAll();
+  await dropBenchDatabase().catch((err: unknown) => log(`could not drop the database: ${err}`));
+  try {
+    for (const prefix of Object.values(PREFIXES)) await clearQueue(prefix);
+    await deleteRateLimitKeys(PREFIXES.api, tenantKeyIds, RATE_LIMIT_WINDOW_MS, began);
+  } catch (err) {
+    log(`could not delete the Redis keys: ${err}`);
+  }
+}
+
+/** The bench's API keys, whose rate-limit counters are deleted at the end. */
+const tenantKeyIds: string[] = [];
+const RATE_LIMIT_WINDOW_MS = 60_000; // the service's default, which the bench does not change
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) {
+      killAllNow();
+      process.exit(130);
+    }
+    interrupted = true;
+    log(`${signal}: stopping and cleaning up (logs kept in ${LOG_DIR})`);
+    void cleanUpOnce().finally(() => {
+      log(JSON.stringify({ bench: 'workflow-run-service', ok: false, error: signal }));
+      process.exit(130);
+    });
+  });
+}
+
+async function main(): Promise<{ figures: Figures; ok: boolean }> {
+  mkdirSync(LOG_DIR, { recursive: true });
+  log(
+    `bench (${settings.mode}) on ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; logs in ${LOG_DIR}`,
+  );
+  let db: Db | undefined;
+  try {
+    const others = await removeLeftovers();
+    if (others.length > 0) {
+      log(`warning: another bench is running (pid ${others.join(', ')}); figures will suffer`);
+    }
+    db = await createBenchDatabase();
+    const tenant = await createTenant(db, 'Bench organization');
+    const workerTenant = await createTenant(db, 'Bench worker organization');
+    const small = await createTenant(db, 'Bench small organization');
+    const big = await createTenant(db, 'Bench big organization');
+    tenantKeyIds.push(...[tenant, workerTenant, small, big].map((t) => t.keyId));
+
+    const [api, echo, naive] = await Promise.all([
+      startHttp('api', 'src/server.js', serviceEnv(PREFIXES.api), API_NODE_ARGS),
+      startHttp('echo', 'bench/baselines/echo-server.js', {}),
+      startHttp('naive', 'bench/baselines/naive-server.js', {
+        ...serviceEnv(PREFIXES.naive),
+        BENCH_ORG_ID: tenant.orgId,
+        BENCH_TEMPLATE_ID: tenant.template.id,
+      }),
+    ]);
+    const memory = new MemoryTracker(api.proc.pid);
+    memory.sample('after start');
+    const figures: Figures = { memory };
+
+    if (runs('create')) {
+      log(
+        `\n[1/4] create throughput: ${settings.connections} connections, ${settings.createSeconds} s per run, ${settings.createRounds} round(s) (t=${elapsed()} s)`,
+      );
+      figures.create = await measureCreateThroughput({
+        settings,
+        db,
+        tenant,
+        urls: {
+          service: `${api.url}/create-workflow-run`,
+          echo: `${echo.url}/create-workflow-run`,
+          naive: `${naive.url}/create-workflow-run`,
+        },
+        pids: { service: api.proc.pid, echo: echo.proc.pid, naive: naive.proc.pid },
+        memory,
+        log,
+      });
+    }
+    await echo.proc.stop();
+    await naive.proc.stop();
+    if (!runs('create')) memory.setBaseline(runs('e2e') ? 'end-to-end phase' : 'list phase');
+
+    if (runs('worker')) {
+      log(
+        `\n[2/4] worker throughput: backlog of ${settings.backlog} pending runs (t=${elapsed()} s)`,
+      );
+      // The API is idle here (its RSS stays where the last load left it): a reading after the
+      // phase, but no samples for the comparison, which is made between phases under load.
+      figures.worker = await measureWorkerThroughput({ settings, db, tenant: workerTenant, log });
+      memory.sample('after worker phase (API idle)');
+    }
+
+    if (runs('e2e')) {
+      log(
+        `\n[3/4] end-to-end latency at ${settings.e2eRate} creates/s for ${settings.e2eSeconds} s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('end-to-end phase');
+      figures.e2e = await measureEndToEnd({ settings, db, tenant, apiUrl: api.url });
+      memory.enterPhase(undefined);
+      const e = figures.e2e;
+      log(
+        `  ${e.created} runs at ${e.achievedRate}/s: create p50 ${e.createLatency.p50} ms p99 ${e.createLatency.p99} ms;` +
+          ` started-and-listed p50 ${e.endToEnd.p50} ms p99 ${e.endToEnd.p99} ms max ${e.endToEnd.max} ms;` +
+          ` ${e.unseen} unseen, ${e.createErrors} errors, ${e.polls} list reads (p50 ${e.pollLatency.p50} ms)`,
+      );
+      memory.sample('after end-to-end phase');
+    }
+
+    if (runs('list')) {
+      log(
+        `\n[4/4] list at scale: ${settings.listSmall} and ${settings.listBig} runs${
+          settings.mode === 'quick' ? ' (--quick: the big organization is smaller than 1M)' : ''
+        } (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('list phase');
+      figures.list = await measureListScale({ settings, db, small, big, apiUrl: api.url, log });
+      memory.enterPhase(undefined);
+      for (const [name, page] of Object.entries(figures.list.pages)) {
+        log(`  ${name.padEnd(10)} ${page.rows} rows  p50 ${page.p50} ms  p99 ${page.p99} ms`);
+      }
+      memory.sample('after list phase');
+    }
+    log(
+      `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,
+    );
+    log(
+      `API RSS MiB during each phase (median / max): ${memory
+        .phases()
+        .map((p) => `${p.phase} ${p.medianMiB} / ${p.maxMiB}`)
+        .join(', ')}`,
+    );
+
+    const apiErrors = await api.proc.countInLog('"level":"error"');
+    if (apiErrors > 0) log(`  note: the API logged ${apiErrors} error line(s); see ${LOG_DIR}`);
+    return { figures, ok: true };
+  } finally {
+    await db?.destroy();
+  }
+}
+
+let exitCode = 0;
+let summary: Record<string, unknown>;
+try {
+  const { figures } = await main();
+  const { rows, targets } = evaluate(figures);
+  log(`\nresults (${settings.mode}, ${elapsed()} s):\n`);
+  log(formatTable(rows));
+  log('');
+  for (const t of targets) log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (${t.limit})`);
+  const passed = targets.every((t) => t.pass);
+  const results = {
+    mode: settings.mode,
+    finishedAt: new Date().toISOString(),
+    seconds: elapsed(),
+    machine: { cpus: cpus().length, loadavg: loadavg(), node: process.version },
+    settings,
+    figures: {
+      ...figures,
+      memory: { afterPhase: figures.memory.samples, duringPhase: figures.memory.phases() },
+    },
+    table: rows,
+    targets,
+    passed,
+  };
+  writeFileSync(RESULTS_PATH, JSON.stringify(results, null, 2) + '\n');
+  log(`\nwrote ${RESULTS_PATH}`);
+  summary = {
+    bench: 'workflow-run-service',
+    mode: settings.mode,
+    ok: true,
+    passed,
+    seconds: elapsed(),
+    ...Object.fromEntries(targets.map((t) => [t.name, t.value])),
+    failed: targets.filter((t) => !t.pass).map((t) => t.name),
+  };
+} catch (err) {
+  // Interrupted: the phases fail as their processes are stopped; the signal handler reports.
+  if (interrupted) await new Promise(() => undefined);
+  exitCode = 1;
+  log(`\nbench failed: ${(err as Error)?.stack ?? String(err)}`);
+  log(`logs kept in ${LOG_DIR}`);
+  summary = { bench: 'workflow-run-service', mode: settings.mode, ok: false, error: String(err) };
+}
+await cleanUpOnce();
+if (exitCode === 0 && !keepLogs) rmSync(LOG_DIR, { recursive: true, force: true });
+summary.seconds = elapsed();
+log(JSON.stringify(summary));
+process.exit(exitCode);

@@ -1,0 +1,53 @@
+// The list benchmark's data: an organization's runs written in bulk. One run is made and
+// stored the way the service does it (created, then started), and the database copies it
+// in chunks with INSERT ... SELECT over MariaDB's sequence tables, each copy with its own id.
+import type { Db } from '../src/db.js';
+import { newId } from '../src/lib/ids.js';
+import { applyPending, newRun } from '../src/runs/run-state.js';
+import { RunStore } from '../src/runs/run-store.js';
+import { INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
+
+const CHUNK = 100_000;
+
+const COLUMNS = [
+  'organization_id',
+  'template_id',
+  'workflow_name',
+  'status',
+  'current_step_index',
+  'current_step_name',
+  'current_step_assignee',
+  'current_step_due_date',
+  'run_json',
+  'requested_seq',
+  'applied_seq',
+  'pending_since',
+  'last_activity',
+  'created_at',
+].join(', ');
+
+/** Gives the organization `count` started runs; returns the seconds it took. */
+export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<number> {
+  const started = Date.now();
+  const now = new Date();
+  const prototype = applyPending(
+    newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+    now,
+  );
+  await new RunStore(db).insertMany([prototype]);
+  // Copies get UUIDv7-shaped ids: this organization's random prefix, then a counter, so
+  // they are unique and arrive in index order like the service's time-ordered ids.
+  const idPrefix = newId().slice(0, 24);
+  for (let done = 1; done < count; done += CHUNK) {
+    const size = Math.min(CHUNK, count - done);
+    await db.raw(
+      `INSERT INTO workflow_runs (id, ${COLUMNS})
+       SELECT CONCAT(?, LPAD(HEX(s.seq), 12, '0')), ${COLUMNS}
+       FROM workflow_runs r JOIN seq_${done}_to_${done + size - 1} s
+       WHERE r.id = ?
+       ORDER BY s.seq`,
+      [idPrefix, prototype.id],
+    );
+  }
+  return (Date.now() - started) / 1000;
+}

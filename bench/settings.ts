@@ -1,0 +1,112 @@
+// What a bench run does and for how long: one set of figures for the full run, a smaller one
+// for --quick. Everything the bench owns (database, queue prefixes) is named here.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface BenchSettings {
+  mode: 'quick' | 'full';
+  /** Connections of the create-throughput load (phase 1). */
+  connections: number;
+  /** Seconds of unmeasured load on each baseline before the measured runs. */
+  warmupSeconds: number;
+  /**
+   * Seconds of unmeasured load on the service before the measured runs: long enough for its
+   * heap to reach the size it keeps under load (the memory readings start after it).
+   */
+  serviceWarmupSeconds: number;
+  /** Seconds of each measured create-throughput run. */
+  createSeconds: number;
+  /** Measured runs per target; the best run of each target is reported. */
+  createRounds: number;
+  /** Pending runs in the worker backlog (phase 2). */
+  backlog: number;
+  /** Backlog runs per target (real worker, bare worker). */
+  workerRounds: number;
+  /** Creates per second of the end-to-end phase (phase 3). */
+  e2eRate: number;
+  e2eSeconds: number;
+  /** Seconds of paced creates before the measured ones (connections, the worker's start). */
+  e2eWarmupSeconds: number;
+  /** Runs in the small and the big organization of the list phase (phase 4). */
+  listSmall: number;
+  listBig: number;
+  /** Sequential requests per list URL (after a warm-up of a tenth as many). */
+  listSamples: number;
+}
+
+export const FULL: BenchSettings = {
+  mode: 'full',
+  connections: 32,
+  warmupSeconds: 3,
+  serviceWarmupSeconds: 12,
+  createSeconds: 15,
+  createRounds: 2,
+  backlog: 20_000,
+  workerRounds: 2,
+  e2eRate: 500,
+  e2eSeconds: 20,
+  e2eWarmupSeconds: 3,
+  listSmall: 1_000,
+  listBig: 1_000_000,
+  listSamples: 400,
+};
+
+export const QUICK: BenchSettings = {
+  mode: 'quick',
+  connections: 32,
+  warmupSeconds: 1,
+  serviceWarmupSeconds: 3,
+  createSeconds: 4,
+  createRounds: 1,
+  backlog: 20_000,
+  workerRounds: 1,
+  e2eRate: 500,
+  e2eSeconds: 5,
+  e2eWarmupSeconds: 1,
+  listSmall: 1_000,
+  listBig: 200_000,
+  listSamples: 150,
+};
+
+const mysqlBase = new URL(
+  process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'mysql://wrs:wrs@127.0.0.1:3306/x',
+);
+/**
+ * The bench's own database and Redis key prefix, named after its pid so that two benches never
+ * share (or drop) each other's data; both are removed when it ends, and a later bench removes
+ * those of a bench that was killed (see removeLeftovers).
+ */
+export const BENCH_DB_PREFIX = 'wrs_bench_';
+mysqlBase.pathname = `/${BENCH_DB_PREFIX}${process.pid}`;
+export const BENCH_DATABASE_URL = mysqlBase.toString();
+export const BENCH_REDIS_URL =
+  process.env.BENCH_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+export const BENCH_PREFIX = benchPrefix(process.pid);
+
+export function benchPrefix(pid: number): string {
+  return `wrs-bench-${pid}`;
+}
+
+/** The queue prefixes a bench uses: the API's, the worker phase's, the naive baseline's. */
+export function queuePrefixes(prefix: string) {
+  return { api: prefix, workerPhase: `${prefix}-worker`, naive: `${prefix}-naive` } as const;
+}
+
+/** Queue prefixes: the API's, the worker phase's, and the two baselines'. */
+export const PREFIXES = queuePrefixes(BENCH_PREFIX);
+
+/** Where the processes started by the bench write their logs (removed after a good run). */
+export const LOG_DIR = join(tmpdir(), `wrs-bench-${process.pid}`);
+
+/** Environment shared by every service and baseline process the bench starts. */
+export function serviceEnv(prefix: string): Record<string, string> {
+  return {
+    DATABASE_URL: BENCH_DATABASE_URL,
+    REDIS_URL: BENCH_REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'info',
+    // High enough never to throttle the bench, but the limiter stays on: it is part of the
+    // real request path.
+    RATE_LIMIT_MAX: '1000000000',
+  };
+}
