@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { createDb, databaseName, knexConfig, type Db } from '../src/db.js';
 import { migrate } from '../src/migrate.js';
 import { createOrganization } from '../src/organizations.js';
+import { DEMO_TEMPLATE } from '../src/admin/demo-template.js';
 import type { Template, TemplateDefinition } from '../src/templates/template.js';
 import { TemplateStore } from '../src/templates/template-store.js';
 import { RUNS_QUEUE } from '../src/queue.js';
@@ -21,29 +22,8 @@ import {
   serviceEnv,
 } from './settings.js';
 
-/** A three-page template like the demo one; every create fills it in the same way. */
-export const BENCH_TEMPLATE: TemplateDefinition = {
-  name: 'Employee onboarding',
-  pages: [
-    {
-      name: 'Personal details',
-      dueInHours: 24,
-      inputFields: [
-        { inputId: 'full_name', fieldName: 'Full name', required: true },
-        { inputId: 'email', fieldName: 'Email', required: true },
-      ],
-    },
-    {
-      name: 'Equipment',
-      dueInHours: 72,
-      inputFields: [{ inputId: 'laptop', fieldName: 'Laptop model' }],
-    },
-    {
-      name: 'Manager approval',
-      inputFields: [{ inputId: 'approved_by', fieldName: 'Approved by', required: true }],
-    },
-  ],
-};
+/** The demo template; every create fills it in the same way. */
+export const BENCH_TEMPLATE: TemplateDefinition = DEMO_TEMPLATE;
 
 export const INPUT_FIELDS = { full_name: 'Ada Lovelace', email: 'ada@example.com' };
 export const USER_ASSIGNMENTS = { 'Personal details': 'ada', 'Manager approval': 'charles' };

@@ -4,27 +4,13 @@
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { applyPending, newRun } from '../src/runs/run-state.js';
-import { RunStore } from '../src/runs/run-store.js';
+import { INSERT_COLUMNS, RunStore } from '../src/runs/run-store.js';
 import { INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
 
 const CHUNK = 100_000;
 
-const COLUMNS = [
-  'organization_id',
-  'template_id',
-  'workflow_name',
-  'status',
-  'current_step_index',
-  'current_step_name',
-  'current_step_assignee',
-  'current_step_due_date',
-  'run_json',
-  'requested_seq',
-  'applied_seq',
-  'pending_since',
-  'last_activity',
-  'created_at',
-].join(', ');
+// Every stored column but the id, which each copy gets anew.
+const COLUMNS = INSERT_COLUMNS.filter((c) => c !== 'id').join(', ');
 
 /** Gives the organization `count` started runs; returns the seconds it took. */
 export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<number> {

@@ -100,7 +100,7 @@ const APPLIED_COLUMNS = [
   'last_activity',
 ] as const;
 
-const INSERT_COLUMNS = [
+export const INSERT_COLUMNS = [
   'id',
   'organization_id',
   'template_id',
