@@ -2,7 +2,8 @@
 // slow answer does not slow the schedule) and keeps reading the newest page of the list. The
 // latency of a run is the time from its create response to the first list response that
 // shows it no longer pending (started by a worker).
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { httpRequest } from './http-request.js';
 import { performance } from 'node:perf_hooks';
 import { childOptions, emitResult, runChild } from './child.js';
 import { summarize, type LatencySummary } from './stats.js';
@@ -39,32 +40,6 @@ export interface E2eResult {
   pollLatency: LatencySummary;
 }
 
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function send(
-  agent: Agent,
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 runChild(async () => {
   const o = childOptions<E2eOptions>();
   const createUrl = new URL(`${o.baseUrl}/create-workflow-run`);
@@ -97,7 +72,7 @@ runChild(async () => {
     inFlight++;
     const started = performance.now();
     try {
-      const reply = await send(createAgent, createUrl, 'POST', createHeaders, o.body);
+      const reply = await httpRequest(createAgent, createUrl, 'POST', createHeaders, o.body);
       const now = performance.now();
       if (reply.status !== 200) {
         createErrors++;
@@ -157,7 +132,12 @@ runChild(async () => {
     }
     if (waiting.size === 0) continue;
     const oldest = waiting.values().next().value ?? asked;
-    const reply = await send(listAgent, listUrl(pageFor(asked - oldest)), 'GET', listHeaders);
+    const reply = await httpRequest(
+      listAgent,
+      listUrl(pageFor(asked - oldest)),
+      'GET',
+      listHeaders,
+    );
     const now = performance.now();
     polls++;
     pollLatency.push(now - asked);

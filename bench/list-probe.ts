@@ -1,7 +1,8 @@
 // The list probe, run as a child process: sequential GETs over keep-alive, taking the URLs in
 // turn so that any noise on the machine falls on all of them alike. Times are taken with the
 // high-resolution clock (autocannon rounds to whole milliseconds, too coarse for a 3 ms page).
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { httpRequest } from './http-request.js';
 import { performance } from 'node:perf_hooks';
 import { childOptions, emitResult, runChild } from './child.js';
 import { summarize, type LatencySummary } from './stats.js';
@@ -14,21 +15,6 @@ export interface ListProbeOptions {
 
 export type ListProbeResult = Record<string, LatencySummary & { rows: number }>;
 
-function get(agent: Agent, url: string, key: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers: { authorization: key } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 runChild(async () => {
   const o = childOptions<ListProbeOptions>();
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -37,7 +23,7 @@ runChild(async () => {
   for (let i = 0; i < o.warmup + o.samples; i++) {
     for (const target of o.targets) {
       const started = performance.now();
-      const reply = await get(agent, target.url, target.key);
+      const reply = await httpRequest(agent, target.url, 'GET', { authorization: target.key });
       const ms = performance.now() - started;
       if (reply.status !== 200) throw new Error(`${target.name}: HTTP ${reply.status}`);
       if (i === 0) rows.set(target.name, (JSON.parse(reply.body) as unknown[]).length);

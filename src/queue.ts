@@ -2,7 +2,7 @@
 // Jobs carry only run ids: MySQL holds the truth, a job only says where to look. One job names
 // every run of a committed batch, so the cost of a job is shared by up to NOTIFY_BATCH runs.
 import { type ConnectionOptions, Queue } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 
 export const RUNS_QUEUE = 'workflow-runs';
@@ -14,13 +14,10 @@ export interface RunJobData {
 /** Most runs named by one job. */
 export const NOTIFY_BATCH = 100;
 
-function baseOptions(): RedisOptions {
-  return {
-    // Keep the v5 wire protocol: BullMQ's scripts are written against RESP2 replies.
-    protocol: 2,
-    retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
-  };
-}
+// Shared by every connection: the v5 wire protocol (BullMQ's scripts are written against RESP2
+// replies) and reconnecting with a back-off capped at 2 s.
+const WIRE_PROTOCOL = 2;
+const reconnectDelay = (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 2000);
 
 /**
  * A connection for request-path commands (rate limit, readiness): when Redis is away, commands
@@ -28,7 +25,8 @@ function baseOptions(): RedisOptions {
  */
 export function createProducerRedis(config: Pick<Config, 'redisUrl'>, name: string): Redis {
   return new Redis(config.redisUrl, {
-    ...baseOptions(),
+    protocol: WIRE_PROTOCOL,
+    retryStrategy: reconnectDelay,
     connectionName: name,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -49,8 +47,8 @@ export function bullConnection(
 ): ConnectionOptions {
   return {
     url: config.redisUrl,
-    protocol: 2,
-    retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
+    protocol: WIRE_PROTOCOL,
+    retryStrategy: reconnectDelay,
     connectionName: name,
     ...(role === 'producer'
       ? { enableOfflineQueue: false, maxRetriesPerRequest: 1 }
@@ -89,13 +87,4 @@ export function runJobId(
   suffix = '',
 ): string {
   return `${first.runId}_${first.seq}_${count}${suffix}`;
-}
-
-/** Resolves with the promise's value, or rejects after ms: Redis must never hold up a caller. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -5,14 +5,9 @@ import { loadConfigOrExit } from '../src/config.js';
 import { createDb } from '../src/db.js';
 import { isTransientError } from '../src/errors.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
+import { withTimeout } from '../src/lib/with-timeout.js';
 import { createLogger } from '../src/logger.js';
-import {
-  bullConnection,
-  createRunsQueue,
-  RUNS_QUEUE,
-  type RunJobData,
-  withTimeout,
-} from '../src/queue.js';
+import { bullConnection, createRunsQueue, RUNS_QUEUE, type RunJobData } from '../src/queue.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { RunStore } from '../src/runs/run-store.js';
 import { Reconciler } from './reconciler.js';

@@ -2,7 +2,7 @@ import type { Router } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db.js';
 import type { AppState } from './context.js';
-import { withTimeout } from '../queue.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 async function reachable(check: () => Promise<unknown>): Promise<boolean> {
   try {

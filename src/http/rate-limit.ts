@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import { tooManyRequests } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { withTimeout } from '../queue.js';
+import { withTimeout } from '../lib/with-timeout.js';
 import type { AppState } from './context.js';
 
 // Adds ARGV[2] requests to the window's count at once (see WindowCounter).

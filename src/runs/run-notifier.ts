@@ -3,7 +3,8 @@
 // time, so a Redis outage delays work but never loses it.
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
-import { NOTIFY_BATCH, type RunJobData, runJobId, withTimeout } from '../queue.js';
+import { withTimeout } from '../lib/with-timeout.js';
+import { NOTIFY_BATCH, type RunJobData, runJobId } from '../queue.js';
 
 export interface RunChange {
   runId: string;

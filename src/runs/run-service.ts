@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
 import type { Principal } from '../auth/key-store.js';
-import { inputPageIndex, type Template } from '../templates/template.js';
+import { templateNames, type Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
 import { runValidators } from './run-schemas.js';
@@ -39,16 +39,15 @@ function checkAgainstTemplate(
   inputFields: Record<string, string>,
   userAssignments: Record<string, string>,
 ): void {
-  const inputs = inputPageIndex(template);
+  const { inputIds, pages } = templateNames(template);
   for (const key of Object.keys(inputFields)) {
-    if (!inputs.has(key)) {
+    if (!inputIds.has(key)) {
       throw badRequest(
         `input_fields has '${key}', which is not an inputId of the template`,
         'unknown_input_field',
       );
     }
   }
-  const pages = new Set(template.pages.map((p) => p.name));
   for (const page of Object.keys(userAssignments)) {
     if (!pages.has(page)) {
       throw badRequest(

@@ -91,11 +91,23 @@ export function parseTemplateDefinition(
   return checked;
 }
 
-/** The page each inputId belongs to, for validating input_fields. */
-export function inputPageIndex(template: TemplateDefinition): Map<string, number> {
-  const index = new Map<string, number>();
-  template.pages.forEach((page, i) => {
-    for (const field of page.inputFields) index.set(field.inputId, i);
-  });
-  return index;
+const namesCache = new WeakMap<TemplateDefinition, { inputIds: Set<string>; pages: Set<string> }>();
+
+/**
+ * The template's inputIds and page names, for validating input_fields and user_assignments.
+ * Templates never change once imported, so each cached template computes them once.
+ */
+export function templateNames(template: TemplateDefinition): {
+  inputIds: Set<string>;
+  pages: Set<string>;
+} {
+  let names = namesCache.get(template);
+  if (!names) {
+    names = {
+      inputIds: new Set(template.pages.flatMap((page) => page.inputFields.map((f) => f.inputId))),
+      pages: new Set(template.pages.map((page) => page.name)),
+    };
+    namesCache.set(template, names);
+  }
+  return names;
 }
