@@ -31,7 +31,6 @@ export function createProducerRedis(config: Pick<Config, 'redisUrl'>, name: stri
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
-    enableAutoPipelining: true,
   });
 }
 

@@ -1,11 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+// Random bytes are drawn from the CSPRNG 4 KiB at a time and handed out 16 per id: one
+// system call per 256 ids instead of one per id, on every create.
+const POOL_IDS = 256;
+const pool = Buffer.allocUnsafe(16 * POOL_IDS);
+let next = POOL_IDS;
 
 /**
  * A UUIDv7: 48 bits of milliseconds, then randomness. Time-ordered ids keep InnoDB
  * inserts at the end of the unique index instead of scattering them over it.
  */
 export function newId(now = Date.now()): string {
-  const bytes = randomBytes(16);
+  if (next === POOL_IDS) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  const start = 16 * next++;
+  const bytes = pool.subarray(start, start + 16);
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = 0x70 | (bytes[6]! & 0x0f);
   bytes[8] = 0x80 | (bytes[8]! & 0x3f);

@@ -61,7 +61,6 @@ function checkAgainstTemplate(
 export class RunService {
   private readonly validate: ReturnType<typeof runValidators>;
   private readonly inserts: Batcher<RunRecord, RunRecord>;
-  private readonly notifying = new Set<Promise<boolean>>();
 
   constructor(
     config: Pick<Config, 'maxInputFields' | 'maxFieldLength'>,
@@ -131,7 +130,7 @@ export class RunService {
   /** Waits for accepted creates still being written and notified (shutdown). */
   async drain(): Promise<void> {
     await this.inserts.idle();
-    await Promise.all(this.notifying);
+    await this.notifier.idle();
   }
 
   private async insertAndNotify(batch: RunRecord[]): Promise<Array<RunRecord | Error>> {
@@ -154,10 +153,7 @@ export class RunService {
     const stored = results.filter((r): r is RunRecord => !(r instanceof Error));
     // Answer as soon as the runs are committed: the job is only a notification (and the
     // reconciler covers a lost one), so callers do not wait for Redis too.
-    const notified = this.notifier
-      .notify(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })))
-      .finally(() => this.notifying.delete(notified));
-    this.notifying.add(notified);
+    this.notifier.post(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })));
     return results;
   }
 }
