@@ -191,6 +191,10 @@ export class RequestChild {
     });
   }
 
+  get pid(): number {
+    return this.proc.pid;
+  }
+
   async request<T>(options: unknown, timeoutMs: number): Promise<T> {
     if (!this.proc.running) throw new Error(`${this.name} is not running`);
     const line = await new Promise<string>((resolve, reject) => {

@@ -132,7 +132,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     ]);
     const memory = new MemoryTracker(api.proc.pid);
     memory.sample('after start');
-    const figures: Figures = { memory };
+    const figures: Figures = { cores: cpus().length, memory };
 
     if (runs('create')) {
       log(

@@ -11,7 +11,10 @@ import { BENCH_REDIS_URL, PREFIXES, type BenchSettings } from '../settings.js';
 
 export type CreateTarget = 'service' | 'echo' | 'naive';
 
-/** A load run, with the CPU each process spent per successful request (microseconds). */
+/**
+ * A load run, with the CPU each process spent per successful request (microseconds): the
+ * server, MariaDB, Redis and the load generator itself.
+ */
 export type CreateRun = LoadResult & { cpuUsPerRequest: Record<string, number> };
 
 export interface CreatePhaseResult {
@@ -43,8 +46,11 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
   const { settings, tenant } = deps;
   const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
   const shared = pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` });
+  const generator = new RequestChild('load', 'bench/load.js');
   const measured = async (target: CreateTarget, seconds: number): Promise<CreateRun> => {
-    const meter = new CpuMeter(new Map([['server', deps.pids[target]], ...shared]));
+    const meter = new CpuMeter(
+      new Map([['server', deps.pids[target]], ...shared, ['load', generator.pid]]),
+    );
     const result = await load(target, seconds);
     const cpuUsPerRequest: Record<string, number> = {};
     for (const [name, ms] of Object.entries(meter.elapsedMs())) {
@@ -52,7 +58,6 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
     }
     return { ...result, cpuUsPerRequest };
   };
-  const generator = new RequestChild('load', 'bench/load.js');
   const load = (target: CreateTarget, seconds: number) =>
     generator.request<LoadResult>(
       {

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { toIso } from '../db.js';
 import type { AppState } from '../http/context.js';
 import { parsePageRequest, sendPage } from '../http/pagination.js';
-import type { RunService } from './run-service.js';
+import { resourceJson, type RunService } from './run-service.js';
 import type { RunStore, RunSummaryRow } from './run-store.js';
 
 /** The WorkflowRunSummary of the spec (camelCase). */
@@ -30,12 +30,16 @@ export function runRoutes(
   },
 ): void {
   router.post('/create-workflow-run', ...deps.guard, deps.body, async (ctx) => {
-    ctx.body = await deps.service.create(ctx.state.principal!, ctx.state.body);
+    const run = await deps.service.create(ctx.state.principal!, ctx.state.body);
+    ctx.type = 'application/json';
+    ctx.body = resourceJson(run);
   });
 
   router.post('/complete-workflow-step', ...deps.guard, deps.body, async (ctx) => {
+    const run = await deps.service.completeStep(ctx.state.principal!, ctx.state.body);
     ctx.status = 202;
-    ctx.body = await deps.service.completeStep(ctx.state.principal!, ctx.state.body);
+    ctx.type = 'application/json';
+    ctx.body = resourceJson(run);
   });
 
   router.get('/get-workflow-runs', ...deps.guard, async (ctx) => {

@@ -10,7 +10,7 @@ import { templateNames, type Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
 import { runValidators } from './run-schemas.js';
-import { newRun, requestStepCompletion, type RunRecord } from './run-state.js';
+import { documentJson, newRun, requestStepCompletion, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
 
 /** The WorkflowRun resource of the spec (snake_case). */
@@ -32,6 +32,18 @@ export function toResource(run: RunRecord): RunResource {
     run_json: run.document,
     last_activity: run.lastActivity.toISOString(),
   };
+}
+
+/**
+ * toResource(run) as JSON text, written out so that the document's JSON made for the INSERT
+ * is reused rather than serialized a second time for the response.
+ */
+export function resourceJson(run: RunRecord): string {
+  return (
+    `{"id":${JSON.stringify(run.id)},"organization_id":${JSON.stringify(run.organizationId)},` +
+    `"template_id":${JSON.stringify(run.templateId)},"status":${JSON.stringify(run.status)},` +
+    `"run_json":${documentJson(run.document)},"last_activity":"${run.lastActivity.toISOString()}"}`
+  );
 }
 
 function checkAgainstTemplate(
@@ -76,7 +88,7 @@ export class RunService {
     });
   }
 
-  async create(principal: Principal, body: unknown): Promise<RunResource> {
+  async create(principal: Principal, body: unknown): Promise<RunRecord> {
     const request = this.validate.createRun(body);
     if (request.user_assignments === null)
       throw badRequest('user_assignments must be an object', 'invalid_body');
@@ -100,10 +112,10 @@ export class RunService {
       assignments,
       new Date(),
     );
-    return toResource(await this.inserts.submit(run));
+    return this.inserts.submit(run);
   }
 
-  async completeStep(principal: Principal, body: unknown): Promise<RunResource> {
+  async completeStep(principal: Principal, body: unknown): Promise<RunRecord> {
     const request = this.validate.completeStep(body);
     if (request.input_fields === null)
       throw badRequest('input_fields must be an object', 'invalid_body');
@@ -124,7 +136,7 @@ export class RunService {
       );
     }
     await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
-    return toResource(next);
+    return next;
   }
 
   /** Waits for accepted creates still being written and notified (shutdown). */

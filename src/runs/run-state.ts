@@ -56,6 +56,21 @@ export interface RunRecord {
   createdAt: Date;
 }
 
+const serialized = new WeakMap<RunDocument, string>();
+
+/**
+ * The document as JSON, computed once per document: a create stores it and answers with it.
+ * Safe to keep because a document is never changed in place; every change makes a new one.
+ */
+export function documentJson(document: RunDocument): string {
+  let json = serialized.get(document);
+  if (json === undefined) {
+    json = JSON.stringify(document);
+    serialized.set(document, json);
+  }
+  return json;
+}
+
 /** A run that cannot be applied however often it is retried (a broken record). */
 export class RunStateError extends Error {}
 

@@ -4,7 +4,13 @@ import type { Knex } from 'knex';
 import type { Db } from '../db.js';
 import { chunkBySize } from '../lib/chunks.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
-import { RunStateError, type RunDocument, type RunRecord, type RunStatus } from './run-state.js';
+import {
+  RunStateError,
+  documentJson,
+  type RunDocument,
+  type RunRecord,
+  type RunStatus,
+} from './run-state.js';
 
 interface RunRow {
   seq: number;
@@ -47,7 +53,7 @@ function toRow(run: RunRecord): Omit<RunRow, 'seq'> {
     current_step_name: run.currentStepName,
     current_step_assignee: run.currentStepAssignee,
     current_step_due_date: run.currentStepDueDate,
-    run_json: JSON.stringify(run.document),
+    run_json: documentJson(run.document),
     requested_seq: run.requestedSeq,
     applied_seq: run.appliedSeq,
     pending_since: run.pendingSince,
@@ -185,7 +191,7 @@ export class RunStore {
       .update({
         requested_seq: after.requestedSeq,
         pending_since: after.pendingSince,
-        run_json: JSON.stringify(after.document),
+        run_json: documentJson(after.document),
       });
     return updated === 1;
   }

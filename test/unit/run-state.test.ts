@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { HttpError } from '../../src/errors.js';
+import { resourceJson, toResource } from '../../src/runs/run-service.js';
 import {
   applyPending,
+  documentJson,
   failRun,
   hasPendingChange,
   newRun,
@@ -161,5 +163,25 @@ describe('run state with names that shadow Object.prototype', () => {
     expect(run.currentStepAssignee).to.equal(null);
     expectHttp(() => requestStepCompletion(run, {}, at(2)), 400, /missing: toString/);
     expect(requestStepCompletion(run, { toString: 'ok' }, at(2)).requestedSeq).to.equal(2);
+  });
+
+  describe('the WorkflowRun resource as JSON', () => {
+    it('is exactly the resource object serialized, for a new, an active and a failed run', () => {
+      const fresh = newRun('run"1', 'org', template, { a: 'quote " \\ \u2028' }, {}, t0);
+      for (const run of [fresh, started(), failRun(started(), 'broken', at(20))]) {
+        const text = resourceJson(run);
+        expect(JSON.parse(text)).to.deep.equal(toResource(run));
+        expect(Object.keys(JSON.parse(text) as object)).to.deep.equal(Object.keys(toResource(run)));
+      }
+    });
+
+    it('stays true when a changed run gets a new document', () => {
+      const run = started();
+      const before = resourceJson(run);
+      const next = requestStepCompletion(run, { a: 'changed' }, at(30));
+      expect(resourceJson(next)).to.not.equal(before);
+      expect(JSON.parse(resourceJson(next))).to.deep.equal(toResource(next));
+      expect(documentJson(next.document)).to.equal(JSON.stringify(next.document));
+    });
   });
 });
