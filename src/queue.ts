@@ -1,6 +1,7 @@
 // Redis connections and the BullMQ queue that carries "look at these runs" notifications.
 // Jobs carry only run ids: MySQL holds the truth, a job only says where to look. One job names
-// every run of a committed batch, so the cost of a job is shared by up to NOTIFY_BATCH runs.
+// the runs of one or more committed batches, so the cost of a job is shared by up to
+// NOTIFY_BATCH runs.
 import { type ConnectionOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
