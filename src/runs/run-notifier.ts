@@ -39,12 +39,15 @@ export class RunNotifier {
   }
 
   private async sendPosted(): Promise<void> {
-    while (this.posted.length > 0) {
-      const changes = this.posted;
-      this.posted = [];
-      await this.notify(changes);
+    try {
+      while (this.posted.length > 0) {
+        const changes = this.posted;
+        this.posted = [];
+        await this.notify(changes); // never rejects: a failure is logged and left to the reconciler
+      }
+    } finally {
+      this.sending = null;
     }
-    this.sending = null;
   }
 
   /**
@@ -53,16 +56,16 @@ export class RunNotifier {
    */
   async notify(changes: RunChange[], jobIdSuffix = ''): Promise<boolean> {
     if (changes.length === 0) return true;
-    const jobs = [];
-    for (let i = 0; i < changes.length; i += NOTIFY_BATCH) {
-      const chunk = changes.slice(i, i + NOTIFY_BATCH);
-      jobs.push({
-        name: 'apply',
-        data: { runIds: chunk.map((c) => c.runId) },
-        opts: { jobId: runJobId(chunk[0]!, chunk.length, jobIdSuffix) },
-      });
-    }
     try {
+      const jobs = [];
+      for (let i = 0; i < changes.length; i += NOTIFY_BATCH) {
+        const chunk = changes.slice(i, i + NOTIFY_BATCH);
+        jobs.push({
+          name: 'apply',
+          data: { runIds: chunk.map((c) => c.runId) },
+          opts: { jobId: runJobId(chunk[0]!, chunk.length, jobIdSuffix) },
+        });
+      }
       // One job goes in by a single script call; addBulk builds an ioredis pipeline, which
       // copies every BullMQ script onto it, and costs the API more CPU than the job itself.
       const [only] = jobs;
