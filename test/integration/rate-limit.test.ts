@@ -1,0 +1,49 @@
+// The per-key limit is one budget shared by every API process (counted in Redis), however the
+// requests are spread over them: never more than the limit gets through, and little less.
+import { expect } from 'chai';
+import { createTenant } from '../support/fixtures.js';
+import { request } from '../support/http.js';
+import { startApi, type ApiProcess } from '../support/processes.js';
+import { testDb } from '../support/root-hooks.js';
+
+const LIMIT = 300;
+const REQUESTS = 420;
+
+describe('rate limit across API processes', () => {
+  const apis: ApiProcess[] = [];
+
+  before(async () => {
+    // A one-day window, so that the test never straddles two windows.
+    const env = { RATE_LIMIT_MAX: String(LIMIT), RATE_LIMIT_WINDOW_MS: '86400000' };
+    apis.push(...(await Promise.all([startApi(env), startApi(env)])));
+  });
+
+  after(() => Promise.all(apis.map((api) => api.stop())));
+
+  it('lets exactly the budget through two processes, less at most a block per process', async () => {
+    const tenant = await createTenant(testDb());
+    const statuses: number[] = [];
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 24 }, async (_, worker) => {
+        while (sent < REQUESTS) {
+          sent++;
+          const api = apis[worker % apis.length]!;
+          const res = await request(`${api.url}/get-workflow-templates`, { key: tenant.key });
+          statuses.push(res.status);
+          if (res.status === 429) {
+            expect(Number(res.headers.get('retry-after'))).to.be.within(1, 86_400);
+            expect(res.body).to.have.property('message');
+          } else {
+            expect(res.status).to.equal(200);
+          }
+        }
+      }),
+    );
+    const allowed = statuses.filter((s) => s === 200).length;
+    expect(statuses).to.have.length(REQUESTS);
+    expect(allowed).to.be.at.most(LIMIT);
+    // Blocks are at most a hundredth of the limit: 3 places per process here.
+    expect(allowed).to.be.at.least(LIMIT - 2 * 3);
+  });
+});
