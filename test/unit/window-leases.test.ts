@@ -28,6 +28,14 @@ function clock(start = 5 * WINDOW + 1000) {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
+/** One API process's limiter, its Redis stand-in and its clock. */
+function limiter(max: number) {
+  const redis = fakeRedis();
+  const time = clock();
+  const leases = new WindowLeases(redis.count, { max, windowMs: WINDOW, prefix: 'p' }, time.now);
+  return { redis, time, leases };
+}
+
 /** k requests arriving in the same event-loop turn. */
 function burst(leases: WindowLeases, keyId: string, k: number): Promise<number[]> {
   return Promise.all(Array.from({ length: k }, () => leases.take(keyId)));
@@ -35,13 +43,7 @@ function burst(leases: WindowLeases, keyId: string, k: number): Promise<number[]
 
 describe('WindowLeases (rate limit places)', () => {
   it('numbers a quiet key one request per call, in order', async () => {
-    const redis = fakeRedis();
-    const time = clock();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 6000, windowMs: WINDOW, prefix: 'p' },
-      time.now,
-    );
+    const { redis, time, leases } = limiter(6000);
     const places: number[] = [];
     for (let i = 0; i < 3; i++) {
       places.push(await leases.take('k'));
@@ -53,23 +55,13 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('counts the requests of one turn with one call', async () => {
-    const redis = fakeRedis();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 6000, windowMs: WINDOW, prefix: 'p' },
-      clock().now,
-    );
+    const { redis, leases } = limiter(6000);
     expect(await burst(leases, 'k', 40)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(redis.calls).to.have.length(1);
   });
 
   it('leases larger blocks to a busy key, up to a hundredth of the limit', async () => {
-    const redis = fakeRedis();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 6000, windowMs: WINDOW, prefix: 'p' },
-      clock().now,
-    );
+    const { redis, leases } = limiter(6000);
     const places: number[] = [];
     for (let i = 0; i < 2000; i++) places.push(await leases.take('k'));
     expect(places).to.deep.equal(Array.from({ length: 2000 }, (_, i) => i + 1));
@@ -94,12 +86,7 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('refuses the rest of a full window without asking Redis again', async () => {
-    const redis = fakeRedis();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 5, windowMs: WINDOW, prefix: 'p' },
-      clock().now,
-    );
+    const { redis, leases } = limiter(5);
     expect(await burst(leases, 'k', 7)).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
     const calls = redis.calls.length;
     expect(leases.take('k')).to.be.above(5);
@@ -108,13 +95,7 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('starts over in the next window, under the next window key', async () => {
-    const redis = fakeRedis();
-    const time = clock();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 5, windowMs: WINDOW, prefix: 'p' },
-      time.now,
-    );
+    const { redis, time, leases } = limiter(5);
     await burst(leases, 'k', 7);
     time.advance(WINDOW);
     expect(await leases.take('k')).to.equal(1);
@@ -123,12 +104,7 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('rejects the waiting requests when Redis fails, and asks again for the next ones', async () => {
-    const redis = fakeRedis();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 50, windowMs: WINDOW, prefix: 'p' },
-      clock().now,
-    );
+    const { redis, leases } = limiter(50);
     redis.failOnce();
     const failed = await Promise.allSettled([leases.take('k'), leases.take('k')]);
     expect(failed.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
@@ -136,12 +112,7 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('keeps separate keys apart', async () => {
-    const redis = fakeRedis();
-    const leases = new WindowLeases(
-      redis.count,
-      { max: 50, windowMs: WINDOW, prefix: 'p' },
-      clock().now,
-    );
+    const { redis, leases } = limiter(50);
     const [a, b] = await Promise.all([burst(leases, 'a', 3), burst(leases, 'b', 2)]);
     expect(a).to.deep.equal([1, 2, 3]);
     expect(b).to.deep.equal([1, 2]);
