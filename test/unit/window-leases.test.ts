@@ -112,7 +112,7 @@ describe('WindowLeases (rate limit places)', () => {
   });
 
   it('keeps separate keys apart', async () => {
-    const { redis, leases } = limiter(50);
+    const { leases } = limiter(50);
     const [a, b] = await Promise.all([burst(leases, 'a', 3), burst(leases, 'b', 2)]);
     expect(a).to.deep.equal([1, 2, 3]);
     expect(b).to.deep.equal([1, 2]);
