@@ -8,7 +8,8 @@ const TOO_LARGE = Symbol('body too large');
 
 /**
  * The body as UTF-8 text, or a rejection with TOO_LARGE as soon as it passes the limit (the
- * rest is left unread; the response closes the connection). Listens for events rather than
+ * rest is left unread; the response closes the connection), or with a 400 when the client
+ * hangs up first. Listens for events rather than
  * iterating the stream: a body is usually one chunk, and the async iterator costs several
  * promises per request.
  */
@@ -19,8 +20,8 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<string> {
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -38,19 +39,16 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<string> {
         chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString(),
       );
     };
-    const onError = (err: Error) => {
+    // A client that hangs up mid-body: nobody is left to answer, but the request must end, and
+    // as the client's doing (400 in the access log), not as a failure of the service.
+    const onAbort = () => {
       cleanup();
-      reject(err);
-    };
-    // A client that hangs up mid-body: nothing will answer it, but the request must end.
-    const onClose = () => {
-      cleanup();
-      reject(new Error('request aborted before its body was read'));
+      reject(badRequest('the client closed the request before its body was complete', 'aborted'));
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
   });
 }
 

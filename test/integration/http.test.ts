@@ -1,10 +1,13 @@
 // The HTTP surface around the endpoints: base path, 404/405 bodies, health and readiness,
 // request ids, and the per-key rate limit.
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
+import { waitFor } from '../support/wait.js';
 
 describe('HTTP surface', () => {
   let api: ApiProcess;
@@ -83,5 +86,25 @@ describe('HTTP surface', () => {
     expect((await request(`${api.url}/get-workflow-runs`, { key: other.key })).status).to.equal(
       200,
     );
+  });
+
+  it('logs a client that hangs up mid-body as a 400, not a failure of the service', async () => {
+    const fresh = await createTenant(testDb());
+    const socket = connect(api.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'POST /api/v1/create-workflow-run HTTP/1.1\r\nHost: test\r\n' +
+        `Authorization: ${fresh.key}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 1000\r\nX-Request-Id: hang-up-mid-body\r\n\r\n{"workflow_',
+    );
+    await sleep(100);
+    socket.destroy();
+    const line = await waitFor('the access log line', () =>
+      api.lines.find((l) => l.includes('"hang-up-mid-body"') && l.includes('"msg":"request"')),
+    );
+    expect(JSON.parse(line)).to.include({ status: 400 });
+    expect(api.lines.filter((l) => l.includes('"hang-up-mid-body"'))).to.have.length(1);
+    expect(await testDb()('workflow_runs').where({ organization_id: fresh.orgId })).to.be.empty;
+    expect((await request(`${api.url}/healthz`)).status).to.equal(200);
   });
 });
