@@ -104,7 +104,9 @@ describe('HTTP surface', () => {
     );
     expect(JSON.parse(line)).to.include({ status: 400 });
     expect(api.lines.filter((l) => l.includes('"hang-up-mid-body"'))).to.have.length(1);
-    expect(await testDb()('workflow_runs').where({ organization_id: fresh.orgId })).to.be.empty;
+    expect(await testDb()('workflow_runs').where({ organization_id: fresh.orgId })).to.have.length(
+      0,
+    );
     expect((await request(`${api.url}/healthz`)).status).to.equal(200);
   });
 });
