@@ -36,6 +36,24 @@ export interface Figures {
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? String(round(n, digits)) : '-');
 const mark = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
 
+/** A row that sets two figures side by side; its ratio is service ÷ baseline unless given. */
+function compared(
+  measure: string,
+  service: number,
+  baseline: number,
+  digits: number,
+  r = ratio(service, baseline),
+): Row {
+  return {
+    measure,
+    service: fmt(service, digits),
+    baseline: fmt(baseline, digits),
+    ratio: fmt(r, 2),
+    target: '(reported)',
+    result: '',
+  };
+}
+
 export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
   const rows: Row[] = [];
   const targets: Target[] = [];
@@ -49,21 +67,13 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     const vsEcho = ratio(service.requestsPerSecond, echo.requestsPerSecond);
     const errors = service.errors + service.timeouts + service.non2xx;
     rows.push({
-      measure: 'create req/s vs (a) echo',
-      service: fmt(service.requestsPerSecond, 0),
-      baseline: fmt(echo.requestsPerSecond, 0),
-      ratio: fmt(vsEcho, 2),
+      ...compared('create req/s vs (a) echo', service.requestsPerSecond, echo.requestsPerSecond, 0),
       target: '>= 0.5',
       result: target('create / echo', vsEcho, '>= 0.5', vsEcho >= 0.5),
     });
-    rows.push({
-      measure: 'create req/s vs (b) naive',
-      service: fmt(service.requestsPerSecond, 0),
-      baseline: fmt(naive.requestsPerSecond, 0),
-      ratio: fmt(ratio(service.requestsPerSecond, naive.requestsPerSecond), 2),
-      target: '(reported)',
-      result: '',
-    });
+    rows.push(
+      compared('create req/s vs (b) naive', service.requestsPerSecond, naive.requestsPerSecond, 0),
+    );
     // Where the cores go. A create costs CPU in the API, MariaDB, Redis and the load generator;
     // the echo's requests cost CPU in its server and the load generator only. With every core
     // busy, a create rate cannot pass cores / (CPU per create), whatever the API does; the
@@ -73,30 +83,31 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     const ceiling = (us: number) => (f.cores * 1e6) / us;
     const { server: echoServer = 0 } = echo.cpuUsPerRequest;
     const storage = total(service) - (service.cpuUsPerRequest.server ?? 0);
-    rows.push({
-      measure: 'create CPU µs/request, all processes',
-      service: fmt(total(service), 0),
-      baseline: fmt(total(echo), 0),
-      ratio: fmt(ratio(total(echo), total(service)), 2),
-      target: '(reported)',
-      result: '',
-    });
-    rows.push({
-      measure: `create ceiling req/s on ${f.cores} cores`,
-      service: fmt(ceiling(total(service)), 0),
-      baseline: fmt(echo.requestsPerSecond, 0),
-      ratio: fmt(ratio(ceiling(total(service)), echo.requestsPerSecond), 2),
-      target: '(reported)',
-      result: '',
-    });
-    rows.push({
-      measure: '  same, API as cheap as the echo',
-      service: fmt(ceiling(echoServer + storage), 0),
-      baseline: fmt(echo.requestsPerSecond, 0),
-      ratio: fmt(ratio(ceiling(echoServer + storage), echo.requestsPerSecond), 2),
-      target: '(reported)',
-      result: '',
-    });
+    rows.push(
+      compared(
+        'create CPU µs/request, all processes',
+        total(service),
+        total(echo),
+        0,
+        ratio(total(echo), total(service)),
+      ),
+    );
+    rows.push(
+      compared(
+        `create ceiling req/s on ${f.cores} cores`,
+        ceiling(total(service)),
+        echo.requestsPerSecond,
+        0,
+      ),
+    );
+    rows.push(
+      compared(
+        '  same, API as cheap as the echo',
+        ceiling(echoServer + storage),
+        echo.requestsPerSecond,
+        0,
+      ),
+    );
     rows.push({
       measure: 'create p50 / p99 ms (echo, naive)',
       service: `${service.p50} / ${service.p99}`,
@@ -119,10 +130,12 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     const { worker, bare } = f.worker.best;
     const r = ratio(worker.runsPerSecond, bare.runsPerSecond);
     rows.push({
-      measure: `worker runs started/s (${worker.runs} backlog)`,
-      service: fmt(worker.runsPerSecond, 0),
-      baseline: fmt(bare.runsPerSecond, 0),
-      ratio: fmt(r, 2),
+      ...compared(
+        `worker runs started/s (${worker.runs} backlog)`,
+        worker.runsPerSecond,
+        bare.runsPerSecond,
+        0,
+      ),
       target: '>= 1.0',
       result: target('worker / bare worker', r, '>= 1.0', r >= 1),
     });
@@ -157,43 +170,32 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     const { pages, small, big } = f.list;
     const p = (name: string) => pages[name]?.p50 ?? Number.NaN;
     const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
-    const firstRatio = ratio(p('bigFirst'), p('smallFirst'));
-    const deepRatio = ratio(p('bigDeep'), p('smallDeep'));
-    const smallDeep = ratio(p('smallDeep'), p('smallFirst'));
-    const bigDeep = ratio(p('bigDeep'), p('bigFirst'));
     const sizes = `${label(big)} vs ${label(small)}`;
-    rows.push({
-      measure: `list first page p50 ms, ${sizes}`,
-      service: fmt(p('bigFirst'), 2),
-      baseline: fmt(p('smallFirst'), 2),
-      ratio: fmt(firstRatio, 2),
-      target: '<= 1.5',
-      result: target(`list first page ${sizes}`, firstRatio, '<= 1.5', firstRatio <= 1.5),
-    });
-    rows.push({
-      measure: `list deep page p50 ms, ${sizes}`,
-      service: fmt(p('bigDeep'), 2),
-      baseline: fmt(p('smallDeep'), 2),
-      ratio: fmt(deepRatio, 2),
-      target: '<= 1.5',
-      result: target(`list deep page ${sizes}`, deepRatio, '<= 1.5', deepRatio <= 1.5),
-    });
-    rows.push({
-      measure: `list deep vs first p50 ms at ${label(small)}`,
-      service: fmt(p('smallDeep'), 2),
-      baseline: fmt(p('smallFirst'), 2),
-      ratio: fmt(smallDeep, 2),
-      target: '<= 1.5',
-      result: target(`list deep / first at ${label(small)}`, smallDeep, '<= 1.5', smallDeep <= 1.5),
-    });
-    rows.push({
-      measure: `list deep vs first p50 ms at ${label(big)}`,
-      service: fmt(p('bigDeep'), 2),
-      baseline: fmt(p('bigFirst'), 2),
-      ratio: fmt(bigDeep, 2),
-      target: '<= 1.5',
-      result: target(`list deep / first at ${label(big)}`, bigDeep, '<= 1.5', bigDeep <= 1.5),
-    });
+    // [measure, page, page it is compared with, target name]
+    const comparisons: Array<[string, string, string, string]> = [
+      [`list first page p50 ms, ${sizes}`, 'bigFirst', 'smallFirst', `list first page ${sizes}`],
+      [`list deep page p50 ms, ${sizes}`, 'bigDeep', 'smallDeep', `list deep page ${sizes}`],
+      [
+        `list deep vs first p50 ms at ${label(small)}`,
+        'smallDeep',
+        'smallFirst',
+        `list deep / first at ${label(small)}`,
+      ],
+      [
+        `list deep vs first p50 ms at ${label(big)}`,
+        'bigDeep',
+        'bigFirst',
+        `list deep / first at ${label(big)}`,
+      ],
+    ];
+    for (const [measure, page, base, name] of comparisons) {
+      const r = ratio(p(page), p(base));
+      rows.push({
+        ...compared(measure, p(page), p(base), 2),
+        target: '<= 1.5',
+        result: target(name, r, '<= 1.5', r <= 1.5),
+      });
+    }
   }
 
   const m = f.memory;

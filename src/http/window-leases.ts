@@ -32,9 +32,7 @@ interface Lease {
   end: number;
   size: number;
   grantedAt: number;
-  /** Set once Redis has counted past the limit: every later request of the window is over it. */
-  full: boolean;
-  fetching: boolean;
+  /** Requests waiting for places; while there are any, a call to Redis is under way for them. */
   waiters: Waiter[];
 }
 
@@ -60,28 +58,16 @@ export class WindowLeases {
     if (window !== this.currentWindow) this.forgetBefore(window);
     let lease = this.leases.get(keyId);
     if (!lease || lease.window !== window) {
-      lease = {
-        window,
-        next: 1,
-        end: 0,
-        size: 1,
-        grantedAt: 0,
-        full: false,
-        fetching: false,
-        waiters: [],
-      };
+      lease = { window, next: 1, end: 0, size: 1, grantedAt: 0, waiters: [] };
       this.leases.set(keyId, lease);
     }
     if (lease.next <= lease.end && lease.waiters.length === 0) return lease.next++;
-    if (lease.full) return this.options.max + 1;
+    if (this.full(lease)) return this.options.max + 1;
     const current = lease;
     return new Promise<number>((resolve, reject) => {
+      // The first waiter asks Redis; the requests of this event-loop turn join its call.
+      if (current.waiters.length === 0) setImmediate(() => this.fetch(keyId, current));
       current.waiters.push({ resolve, reject });
-      if (!current.fetching) {
-        current.fetching = true;
-        // The requests of this event-loop turn join the same call.
-        setImmediate(() => this.fetch(keyId, current));
-      }
     });
   }
 
@@ -97,7 +83,6 @@ export class WindowLeases {
     this.count(key, this.options.windowMs, n).then(
       (total) => this.granted(keyId, lease, n, total),
       (err: unknown) => {
-        lease.fetching = false;
         for (const waiter of lease.waiters.splice(0)) waiter.reject(err);
       },
     );
@@ -113,25 +98,25 @@ export class WindowLeases {
     lease.grantedAt = now;
     lease.next = total - n + 1;
     lease.end = total;
-    if (total >= this.options.max) lease.full = true;
-    const served = lease.waiters.splice(0, Math.min(n, lease.waiters.length));
-    for (const waiter of served) waiter.resolve(lease.next++);
-    lease.fetching = false;
-    if (lease.waiters.length > 0) {
-      if (lease.full) {
-        for (const waiter of lease.waiters.splice(0)) waiter.resolve(this.options.max + 1);
-      } else {
-        lease.fetching = true;
-        this.fetch(keyId, lease);
-      }
+    for (const waiter of lease.waiters.splice(0, n)) waiter.resolve(lease.next++);
+    if (lease.waiters.length === 0) return;
+    if (this.full(lease)) {
+      for (const waiter of lease.waiters.splice(0)) waiter.resolve(this.options.max + 1);
+    } else {
+      this.fetch(keyId, lease);
     }
+  }
+
+  /** Redis has counted up to the limit: every later request of the window is over it. */
+  private full(lease: Lease): boolean {
+    return lease.end >= this.options.max;
   }
 
   /** Drops the leases of past windows, so keys no longer used do not stay in memory. */
   private forgetBefore(window: number): void {
     this.currentWindow = window;
     for (const [keyId, lease] of this.leases) {
-      if (lease.window < window && !lease.fetching) this.leases.delete(keyId);
+      if (lease.window < window && lease.waiters.length === 0) this.leases.delete(keyId);
     }
   }
 }

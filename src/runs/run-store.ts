@@ -12,7 +12,8 @@ import {
   type RunStatus,
 } from './run-state.js';
 
-interface RunRow {
+/** A workflow_runs row as mysql2 returns it. */
+export interface RunRow {
   seq: number;
   id: string;
   organization_id: string;

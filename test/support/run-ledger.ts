@@ -5,6 +5,7 @@
 // timestamps, last activity at the latest step time, the inputs merged.
 import type { Db } from '../../src/db.js';
 import type { RunDocument } from '../../src/runs/run-state.js';
+import type { RunRow } from '../../src/runs/run-store.js';
 import type { Template } from '../../src/templates/template.js';
 import { createBody, type Tenant } from './fixtures.js';
 import type { Client } from './http.js';
@@ -127,20 +128,8 @@ export async function inPool<T>(
   );
 }
 
-export interface StoredRun {
-  id: string;
-  organization_id: string;
-  template_id: string;
-  status: string;
-  current_step_index: number | null;
-  current_step_name: string | null;
-  run_json: string;
-  requested_seq: number;
-  applied_seq: number;
-  pending_since: Date | null;
-  last_activity: Date;
-  created_at: Date;
-}
+/** A run as MySQL holds it, read directly (not through the store under test). */
+export type StoredRun = RunRow;
 
 const ms = (iso: string | null) => (iso === null ? NaN : Date.parse(iso));
 
