@@ -31,7 +31,7 @@ export async function seedBacklog(
       const runs = Array.from({ length: Math.min(CHUNK, count - done) }, () =>
         newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
       );
-      chunks.push(store.insertMany(runs));
+      chunks.push(store.insertManyUnbounded(runs));
       // The API commits and notifies in batches of at most 200 runs (its insert batcher).
       for (let i = 0; i < runs.length; i += 200) {
         const batch = runs.slice(i, i + 200);

@@ -20,7 +20,7 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
     newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
     now,
   );
-  await new RunStore(db).insertMany([prototype]);
+  await new RunStore(db).insertManyUnbounded([prototype]);
   // Copies get UUIDv7-shaped ids: this organization's random prefix, then a counter, so
   // they are unique and arrive in index order like the service's time-ordered ids.
   const idPrefix = newId().slice(0, 24);

@@ -41,6 +41,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('status', 16).notNullable();
     t.integer('current_step_index').nullable();
     t.string('current_step_name', 255).nullable();
+    // ASSIGNEE_COLUMN in src/config.ts: MAX_ASSIGNEE_LENGTH can never exceed this width.
     t.string('current_step_assignee', 255).nullable();
     t.datetime('current_step_due_date', { precision: 3 }).nullable();
     t.text('run_json', 'longtext').notNullable();

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppState } from './http/context.js';
 import { healthRoutes } from './http/health-routes.js';
+import { inOrderPerConnection } from './http/in-order.js';
 import { jsonBody } from './http/json-body.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestContext } from './http/request-context.js';
@@ -47,6 +48,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ),
   ];
   const list = { defaultLimit: config.listDefaultLimit, maxLimit: config.listMaxLimit };
+  // The service's clock starts once the request is in hand: for a POST after its body has
+  // arrived (the body reader bounds the client's time, with a 408).
+  const timeout = requestTimeout(config.requestTimeoutMs);
 
   healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
   runRoutes(router, {
@@ -54,12 +58,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     store: deps.runs,
     list,
     guard,
-    body: jsonBody(config.bodyLimitBytes),
+    body: jsonBody(config.bodyLimitBytes, config.bodyTimeoutMs),
+    timeout,
   });
-  templateRoutes(router, { store: deps.templates, list, guard });
+  templateRoutes(router, { store: deps.templates, list, guard, timeout });
 
+  app.use(inOrderPerConnection());
   app.use(requestContext(deps.log, deps.isShuttingDown));
-  app.use(requestTimeout(config.requestTimeoutMs));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -12,11 +12,18 @@ export interface Config {
   bodyLimitBytes: number;
   /** Most keys in input_fields / user_assignments of one request. */
   maxInputFields: number;
-  /** Longest accepted input value or assignee, in characters. */
+  /** Longest accepted input value, in characters. */
   maxFieldLength: number;
+  /** Longest accepted assignee (a user id), in characters; the column holds ASSIGNEE_COLUMN. */
+  maxAssigneeLength: number;
   listDefaultLimit: number;
   listMaxLimit: number;
+  /** Time the service may spend on a request once its body has arrived (503 when passed). */
   requestTimeoutMs: number;
+  /** Time a client has to send its request body (408 when passed). */
+  bodyTimeoutMs: number;
+  /** Time a write already sent to MySQL is given to report its outcome. */
+  writeTimeoutMs: number;
   /** Requests per key per window; 0 turns the limiter off. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -33,6 +40,9 @@ export interface Config {
   /** A run whose stored change is older than this and not applied is enqueued again. */
   reconcileAfterMs: number;
 }
+
+/** Width of workflow_runs.current_step_assignee: no configured limit may exceed it. */
+export const ASSIGNEE_COLUMN = 255;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -98,9 +108,12 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
     maxInputFields: int(env, 'MAX_INPUT_FIELDS', 200, 1, 10000),
     maxFieldLength: int(env, 'MAX_FIELD_LENGTH', 10000, 1, 1024 * 1024),
+    maxAssigneeLength: int(env, 'MAX_ASSIGNEE_LENGTH', ASSIGNEE_COLUMN, 1, ASSIGNEE_COLUMN),
     listDefaultLimit: Math.min(int(env, 'LIST_DEFAULT_LIMIT', 100, 1, 10000), listMaxLimit),
     listMaxLimit,
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10000, 100, 600000),
+    bodyTimeoutMs: int(env, 'BODY_TIMEOUT_MS', 30000, 100, 600000),
+    writeTimeoutMs: int(env, 'WRITE_TIMEOUT_MS', 5000, 100, 600000),
     rateLimitMax: int(env, 'RATE_LIMIT_MAX', 6000, 0, 1_000_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 2000, 0, 60000),

@@ -1,7 +1,10 @@
 // The one place that knows how to reach MySQL/MariaDB.
 import knexFactory, { type Knex } from 'knex';
+import type { Connection, ResultSetHeader } from 'mysql2';
 import { format } from 'mysql2';
 import type { Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { OutcomeUnknownError, WriteTimeoutError, isConnectionLost } from './errors.js';
 
 /** Dates are stored and read as UTC whatever the server's time zone. */
 const TIME_ZONE = 'Z';
@@ -43,10 +46,32 @@ export function knexConfig(
   };
 }
 
+/**
+ * A connection pool. Knex's own warnings (a failed connection attempt, say) go to the given
+ * logger as JSON lines; by default knex would print plain-text stack traces to stdout.
+ */
 export function createDb(
   config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
+  log: Logger = createLogger('warn', { proc: 'db' }),
 ): Db {
-  return knexFactory(knexConfig(config));
+  const db = log.child({ component: 'knex' });
+  return knexFactory({
+    ...knexConfig(config),
+    log: {
+      warn: (message: unknown) => db.warn(firstLine(message)),
+      error: (message: unknown) => db.error(firstLine(message)),
+      deprecate: (method: unknown, alternative: unknown) =>
+        db.warn('deprecated knex call', { method, alternative }),
+      debug: (message: unknown) => db.debug(firstLine(message)),
+    },
+  });
+}
+
+/** Knex hands over messages with whole stack traces in them: the first line says it. */
+function firstLine(message: unknown): string {
+  const text = typeof message === 'string' ? message : String(message);
+  const nl = text.indexOf('\n');
+  return nl < 0 ? text : text.slice(0, nl);
 }
 
 /** The database name of a DATABASE_URL, for tools that create it. */
@@ -54,8 +79,62 @@ export function databaseName(databaseUrl: string): string {
   return new URL(databaseUrl).pathname.replace(/^\//, '');
 }
 
-/** A JS Date for a DATETIME(3) column read back by mysql2 (already a Date with timezone 'Z'). */
-export function toIso(value: Date | string | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  return (value instanceof Date ? value : new Date(value)).toISOString();
+/** One statement inside writeTransaction; resolves with what mysql2 returns for it. */
+export type TxQuery = (sql: string, values?: readonly unknown[]) => Promise<ResultSetHeader>;
+
+/**
+ * Runs `work` in one transaction on one connection and commits it, the whole bounded by
+ * timeoutMs, so that a caller can always tell whether it was stored:
+ *   - it resolves: committed;
+ *   - it rejects with anything but OutcomeUnknownError: nothing was stored. A statement that
+ *     did not answer in time, or a connection lost before the COMMIT, ends with the connection
+ *     cut, and MySQL rolls back the open transaction of a connection that is gone;
+ *   - OutcomeUnknownError: the COMMIT was sent and no answer came, so it may have been stored.
+ * Autocommit statements could not give this: one that was sent and not answered may still
+ * commit after the caller was told it failed.
+ */
+export async function writeTransaction<T>(
+  db: Db,
+  timeoutMs: number,
+  work: (query: TxQuery) => Promise<T>,
+): Promise<T> {
+  const conn = (await db.client.acquireConnection()) as Connection;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new WriteTimeoutError(timeoutMs)), timeoutMs);
+  });
+  expired.catch(() => undefined); // settled by whichever statement is waiting, if any
+  const query: TxQuery = (sql, values) =>
+    Promise.race([
+      new Promise<ResultSetHeader>((resolve, reject) => {
+        const done = (err: unknown, result: unknown) =>
+          err ? reject(err) : resolve(result as ResultSetHeader);
+        if (values === undefined) conn.query(sql, done);
+        else conn.query(sql, values as unknown[], done);
+      }),
+      expired,
+    ]);
+  let committing = false;
+  let healthy = true;
+  try {
+    await query('START TRANSACTION');
+    const result = await work(query);
+    committing = true;
+    await query('COMMIT');
+    return result;
+  } catch (err) {
+    // A timeout or a lost connection leaves the connection unusable (or busy): cut it. An
+    // error the server answered with (a deadlock, a refused value) leaves it healthy, and a
+    // COMMIT the server refused did not commit.
+    const lost = err instanceof WriteTimeoutError || isConnectionLost(err);
+    if (lost) healthy = false;
+    if (committing && lost) throw new OutcomeUnknownError(err);
+    if (healthy) await query('ROLLBACK').catch(() => (healthy = false));
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    // A destroyed connection fails the pool's validation and is replaced, never reused.
+    if (!healthy) conn.destroy();
+    await db.client.releaseConnection(conn);
+  }
 }

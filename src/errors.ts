@@ -38,7 +38,28 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   });
 export const serviceUnavailable = (message: string) => new HttpError(503, 'unavailable', message);
 
-const CONNECTION_CODES = new Set([
+/**
+ * A write whose COMMIT was sent but whose answer never came (the connection died, or the
+ * database stopped answering): it may or may not have been stored. Never answered as a failure
+ * (a client would retry and do it twice): see requestContext.
+ */
+export class OutcomeUnknownError extends Error {
+  constructor(cause: unknown) {
+    super('the database did not confirm the commit', { cause });
+    this.name = 'OutcomeUnknownError';
+  }
+}
+
+/** A write that did not finish in time before its COMMIT: rolled back, so nothing was done. */
+export class WriteTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`the database did not answer the write within ${ms} ms`);
+    // Named like the other timeouts, so isTransientError maps it to a 503.
+    this.name = 'TimeoutError';
+  }
+}
+
+const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -49,12 +70,23 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
+
+const CONNECTION_CODES = new Set([
+  ...SOCKET_CODES,
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'ER_LOCK_DEADLOCK',
   'ER_LOCK_WAIT_TIMEOUT',
   'ER_QUERY_INTERRUPTED',
 ]);
+
+/** True when a connection itself failed (mysql2 marks such errors fatal), not a statement. */
+export function isConnectionLost(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & { code?: unknown; fatal?: unknown };
+  return e.fatal === true || (typeof e.code === 'string' && SOCKET_CODES.has(e.code));
+}
 
 /**
  * True for failures of the infrastructure rather than of the data: the database or Redis

@@ -2,6 +2,7 @@
 // requests finish, writes every accepted run and closes its connections.
 import { createServer } from 'node:http';
 import { createApp } from './app.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { KeyStore } from './auth/key-store.js';
 import { loadConfigOrExit } from './config.js';
 import { createDb } from './db.js';
@@ -15,14 +16,14 @@ import { TemplateStore } from './templates/template-store.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
-const db = createDb(config);
+const db = createDb(config, log);
 const redis = createProducerRedis(config, 'wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
 const queue = createRunsQueue(config, 'wrs-api-queue');
 queue.on('error', throttledWarn(log, 'queue error'));
 
 const templates = new TemplateStore(db);
-const runs = new RunStore(db);
+const runs = new RunStore(db, config.writeTimeoutMs);
 const runService = new RunService(config, templates, runs, new RunNotifier(queue, log), log);
 let shuttingDown = false;
 
@@ -31,7 +32,7 @@ const app = createApp({
   log,
   db,
   redis,
-  keys: new KeyStore(db, config.keyCacheTtlMs),
+  keys: new KeyStore(db, config.keyCacheTtlMs, config.requestTimeoutMs),
   templates,
   runs,
   runService,
@@ -39,6 +40,7 @@ const app = createApp({
 });
 
 const server = createServer(app.callback());
+answerClientErrors(server, log);
 server.keepAliveTimeout = 5000;
 server.listen(config.port, () => {
   const address = server.address();

@@ -15,7 +15,7 @@ import { RunApplier, RunApplyError } from './run-applier.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
-const db = createDb(config);
+const db = createDb(config, log);
 const store = new RunStore(db);
 const applier = new RunApplier(store);
 

@@ -46,7 +46,7 @@ app.use(async (ctx) => {
     body.user_assignments ?? {},
     new Date(),
   );
-  await runs.insertMany([run]);
+  await runs.insertManyUnbounded([run]);
   await queue.add(
     'apply',
     { runIds: [run.id] },

@@ -24,6 +24,8 @@ export class KeyStore {
   constructor(
     private readonly db: Db,
     private readonly ttlMs: number,
+    /** A lookup not answered in this time fails (a 503): the database is hanging. */
+    private readonly lookupTimeoutMs = 10_000,
   ) {}
 
   async authenticate(key: string): Promise<Principal | null> {
@@ -35,7 +37,8 @@ export class KeyStore {
       .select('id', 'organization_id')
       .where({ key_hash: hash })
       .whereNull('revoked_at')
-      .first();
+      .first()
+      .timeout(this.lookupTimeoutMs);
     const principal: Principal | null = row
       ? { organizationId: row.organization_id, keyId: row.id }
       : null;

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { forbidden } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
 import type { AppState } from '../http/context.js';
 import { keyFromHeader } from './api-keys.js';
 import type { KeyStore } from './key-store.js';
@@ -7,6 +7,12 @@ import type { KeyStore } from './key-store.js';
 /** 403 unless the Authorization header holds a live key; sets ctx.state.principal. */
 export function requireApiKey(keys: KeyStore): Middleware<AppState> {
   return async (ctx, next) => {
+    // Node keeps the first of repeated Authorization headers; a proxy in front may keep the
+    // last and authorize another organization. Two credentials are refused, never guessed at.
+    const given = ctx.req.headersDistinct.authorization;
+    if (given && given.length > 1) {
+      throw badRequest('send one Authorization header, not several', 'duplicate_header');
+    }
     const key = keyFromHeader(ctx.get('authorization'));
     if (!key) throw forbidden('missing API key: send it in the Authorization header');
     const principal = await keys.authenticate(key);

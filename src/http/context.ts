@@ -1,10 +1,13 @@
 import type { ParameterizedContext } from 'koa';
 import type { Principal } from '../auth/key-store.js';
+import type { Deadline } from '../lib/deadline.js';
 
 export interface AppState {
   requestId: string;
   principal?: Principal;
   body?: unknown;
+  /** Set by requestTimeout: a write may start only while it is open. */
+  deadline?: Deadline;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -1,10 +1,11 @@
 // The outermost middleware: a request id, one JSON access-log line per request, and the single
 // place where errors become responses. Every error body is {"message", "code"}; an unexpected
-// error is a 500 whose details stay in the log; an unreachable database or Redis is a 503.
+// error is a 500 whose details stay in the log; an unreachable database or Redis is a 503 (and
+// then nothing was done); a write whose commit was not confirmed is a 500 outcome_unknown.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
-import { HttpError, isTransientError } from '../errors.js';
+import { HttpError, OutcomeUnknownError, isTransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AppState } from './context.js';
 
@@ -39,6 +40,16 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
         ctx.status = err.status;
         ctx.set(err.headers);
         ctx.body = err.toJSON();
+      } else if (err instanceof OutcomeUnknownError) {
+        // Not a 503: that would tell the client nothing was done and invite a blind retry.
+        log.error('outcome unknown', { requestId, err: err.cause });
+        ctx.status = 500;
+        ctx.body = {
+          message:
+            'the outcome of this request is unknown: the database did not confirm the commit, ' +
+            'so the change may or may not have been made; look it up before retrying',
+          code: 'outcome_unknown',
+        };
       } else if (isTransientError(err)) {
         log.warn('dependency unavailable', { requestId, err });
         ctx.status = 503;

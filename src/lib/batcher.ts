@@ -10,12 +10,21 @@ export interface BatcherOptions {
 
 interface Waiting<I, O> {
   item: I;
+  admit: (() => boolean) | undefined;
   resolve: (value: O) => void;
   reject: (reason: unknown) => void;
 }
 
 /** flush returns one entry per item, in order: its result, or an Error for that item alone. */
 export type FlushFn<I, O> = (items: I[]) => Promise<Array<O | Error>>;
+
+/** The rejection of an item its admit hook turned away. */
+export class BatchDropped extends Error {
+  constructor() {
+    super('dropped before it was written');
+    this.name = 'BatchDropped';
+  }
+}
 
 export class Batcher<I, O> {
   private waiting: Array<Waiting<I, O>> = [];
@@ -28,9 +37,13 @@ export class Batcher<I, O> {
     private readonly options: BatcherOptions,
   ) {}
 
-  submit(item: I): Promise<O> {
+  /**
+   * Queues an item for the next flush. `admit`, when given, is asked as the item is taken into
+   * a flush: false drops it (its promise rejects with BatchDropped) and it is never written.
+   */
+  submit(item: I, admit?: () => boolean): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, admit, resolve, reject });
       this.schedule();
     });
   }
@@ -53,13 +66,25 @@ export class Batcher<I, O> {
 
   private drain(): void {
     while (this.waiting.length > 0 && this.inFlight < this.options.maxInFlight) {
-      const batch = this.waiting.splice(0, this.options.maxBatch);
+      const batch = this.waiting.splice(0, this.options.maxBatch).filter((w) => {
+        if (!w.admit || w.admit()) return true;
+        w.reject(new BatchDropped());
+        return false;
+      });
+      if (batch.length === 0) continue;
       this.inFlight++;
       this.run(batch).finally(() => {
         this.inFlight--;
         if (this.waiting.length > 0) this.schedule();
-        else if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((done) => done());
+        else this.notifyIdle();
       });
+    }
+    this.notifyIdle(); // every item taken may have been dropped
+  }
+
+  private notifyIdle(): void {
+    if (this.waiting.length === 0 && this.inFlight === 0) {
+      this.idleWaiters.splice(0).forEach((done) => done());
     }
   }
 

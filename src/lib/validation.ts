@@ -39,10 +39,30 @@ export function describeError(error: ErrorObject, subject: string): string {
   }
 }
 
+/**
+ * The first top-level field whose value is null. No field of a request body takes null: an
+ * optional field is left out, so `"step_name": null` is refused rather than guessed at
+ * (the schemas mark optional fields `nullable` only because ajv's typing asks for it).
+ */
+function nullField(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  for (const key in value) {
+    if ((value as Record<string, unknown>)[key] === null) return key;
+  }
+  return undefined;
+}
+
 /** Compiles a schema into a function that returns the typed value or throws a 400. */
 export function compileValidator<T>(schema: JSONSchemaType<T>, subject = 'body') {
   const validate = ajv.compile(schema);
   return (value: unknown): T => {
+    const nulled = nullField(value);
+    if (nulled !== undefined) {
+      throw badRequest(
+        `${nulled} must not be null; leave an optional field out instead`,
+        'invalid_body',
+      );
+    }
     if (validate(value)) return value;
     const first = validate.errors?.[0];
     throw badRequest(

@@ -17,7 +17,7 @@ export interface CompleteStepBody {
   step_name?: string;
 }
 
-type Limits = Pick<Config, 'maxInputFields' | 'maxFieldLength'>;
+type Limits = Pick<Config, 'maxInputFields' | 'maxFieldLength' | 'maxAssigneeLength'>;
 
 function stringMap(limits: Limits, minValueLength: number, maxValueLength = limits.maxFieldLength) {
   return {
@@ -41,10 +41,10 @@ export function runValidators(limits: Limits) {
     properties: {
       workflow_template_id: { type: 'string', minLength: 1, maxLength: 64 },
       input_fields: stringMap(limits, 0),
-      // An assignee becomes current_step_assignee, a VARCHAR(255): a longer one would be
-      // accepted here and then never applied by a worker.
+      // An assignee becomes current_step_assignee, whose width bounds MAX_ASSIGNEE_LENGTH
+      // (config.ts): a longer one would be accepted here and then never applied by a worker.
       user_assignments: {
-        ...stringMap(limits, 1, Math.min(limits.maxFieldLength, 255)),
+        ...stringMap(limits, 1, limits.maxAssigneeLength),
         nullable: true,
       },
     },

@@ -1,7 +1,15 @@
 // Creating runs and requesting step completions: validate against the template, commit to
 // MySQL, then notify the workers. A caller is answered only after the commit.
 import type { Config } from '../config.js';
-import { badRequest, conflict, isTransientError, notFound } from '../errors.js';
+import {
+  OutcomeUnknownError,
+  badRequest,
+  conflict,
+  isTransientError,
+  notFound,
+  serviceUnavailable,
+} from '../errors.js';
+import type { WriteGate } from '../lib/deadline.js';
 import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
@@ -75,7 +83,7 @@ export class RunService {
   private readonly inserts: Batcher<RunRecord, RunRecord>;
 
   constructor(
-    config: Pick<Config, 'maxInputFields' | 'maxFieldLength'>,
+    config: Pick<Config, 'maxInputFields' | 'maxFieldLength' | 'maxAssigneeLength'>,
     private readonly templates: TemplateStore,
     private readonly runs: RunStore,
     private readonly notifier: RunNotifier,
@@ -88,10 +96,12 @@ export class RunService {
     });
   }
 
-  async create(principal: Principal, body: unknown): Promise<RunRecord> {
+  /**
+   * Creates a run. `gate` is asked just before the run's INSERT is sent: when it refuses (the
+   * request has already been answered as failed), the run is never written.
+   */
+  async create(principal: Principal, body: unknown, gate: WriteGate): Promise<RunRecord> {
     const request = this.validate.createRun(body);
-    if (request.user_assignments === null)
-      throw badRequest('user_assignments must be an object', 'invalid_body');
     const assignments = request.user_assignments ?? {};
     const template = await this.templates.findForOrganization(
       principal.organizationId,
@@ -112,13 +122,12 @@ export class RunService {
       assignments,
       new Date(),
     );
-    return this.inserts.submit(run);
+    return this.inserts.submit(run, () => gate.beginWrite());
   }
 
-  async completeStep(principal: Principal, body: unknown): Promise<RunRecord> {
+  /** Stores a step completion for a worker to apply; `gate` as for create. */
+  async completeStep(principal: Principal, body: unknown, gate: WriteGate): Promise<RunRecord> {
     const request = this.validate.completeStep(body);
-    if (request.input_fields === null)
-      throw badRequest('input_fields must be an object', 'invalid_body');
     const run = await this.runs.findForOrganization(
       principal.organizationId,
       request.workflow_run_id,
@@ -130,6 +139,7 @@ export class RunService {
       new Date(),
       request.step_name,
     );
+    if (!gate.beginWrite()) throw serviceUnavailable('request timed out before it was stored');
     if (!(await this.runs.storeRequest(run, next))) {
       throw conflict(
         'the run changed while this request was handled; the step may already be completed',
@@ -150,7 +160,10 @@ export class RunService {
     try {
       await this.runs.insertMany(batch);
     } catch (err) {
-      if (isTransientError(err) || batch.length === 1) throw err;
+      // Rows whose outcome is unknown may be stored: writing them again could store them twice.
+      if (err instanceof OutcomeUnknownError || isTransientError(err) || batch.length === 1) {
+        throw err;
+      }
       // One bad row must not fail its neighbours: write them one by one to find it.
       this.log.warn('batch insert failed; inserting rows one by one', { err, rows: batch.length });
       results = await Promise.all(

@@ -1,7 +1,7 @@
 // Runs in MySQL. Every state change is a guarded update: it names the applied_seq (and for
 // requests the requested_seq) it read, so a second writer of the same change matches no row.
 import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { writeTransaction, type Db } from '../db.js';
 import { chunkBySize } from '../lib/chunks.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
 import {
@@ -132,35 +132,43 @@ const INSERT_SQL = `INSERT INTO workflow_runs (${INSERT_COLUMNS.map((c) => `\`${
  * statement, where knex's builder and the driver's placeholder formatting cost more CPU per
  * row than the insert itself (see sqlLiteral).
  */
-async function insertRows(
-  db: Knex | Knex.Transaction,
-  rows: Array<Omit<RunRow, 'seq'>>,
-): Promise<void> {
+function insertSql(rows: Array<Omit<RunRow, 'seq'>>): string {
   const values: string[] = [];
   for (const row of rows) {
     values.push(`(${INSERT_COLUMNS.map((column) => sqlLiteral(row[column])).join(', ')})`);
   }
-  await db.raw(INSERT_SQL + values.join(', '));
+  return INSERT_SQL + values.join(', ');
+}
+
+/** The INSERT statements of new runs: one, unless their JSON is too large for one statement. */
+function insertStatements(runs: RunRecord[]): string[] {
+  return chunkBySize(runs.map(toRow), (row) => row.run_json.length + 512, STATEMENT_BYTES).map(
+    insertSql,
+  );
 }
 
 export class RunStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** How long a write, once sent, may wait for MySQL (see writeTransaction). */
+    private readonly writeTimeoutMs = 5000,
+  ) {}
 
-  /** One multi-row INSERT; rows get their seq (list order) from the database. */
-  async insertMany(runs: RunRecord[], trx: Knex | Knex.Transaction = this.db): Promise<void> {
-    const chunks = chunkBySize(
-      runs.map(toRow),
-      (row) => row.run_json.length + 512,
-      STATEMENT_BYTES,
-    );
-    if (chunks.length === 1) {
-      await insertRows(trx, chunks[0]!);
-      return;
-    }
-    // Several statements: all or nothing, so a caller is never told "failed" for a stored run.
-    await trx.transaction(async (tx) => {
-      for (const chunk of chunks) await insertRows(tx, chunk);
+  /**
+   * Stores new runs in one transaction: all or nothing, and a failure that is not an
+   * OutcomeUnknownError means nothing was stored. Rows get their seq (list order) from the
+   * database.
+   */
+  async insertMany(runs: RunRecord[]): Promise<void> {
+    const statements = insertStatements(runs);
+    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      for (const sql of statements) await query(sql);
     });
+  }
+
+  /** The same rows in autocommit statements, without the bounded transaction (bench baselines). */
+  async insertManyUnbounded(runs: RunRecord[]): Promise<void> {
+    for (const sql of insertStatements(runs)) await this.db.raw(sql);
   }
 
   async findForOrganization(organizationId: string, id: string): Promise<RunRecord | undefined> {
@@ -181,7 +189,7 @@ export class RunStore {
    * read (requested_seq and applied_seq as read). Returns false when another request won.
    */
   async storeRequest(before: RunRecord, after: RunRecord): Promise<boolean> {
-    const updated = await this.db('workflow_runs')
+    const { sql, bindings } = this.db('workflow_runs')
       .where({
         id: before.id,
         organization_id: before.organizationId,
@@ -193,8 +201,13 @@ export class RunStore {
         requested_seq: after.requestedSeq,
         pending_since: after.pendingSince,
         run_json: documentJson(after.document),
-      });
-    return updated === 1;
+      })
+      .toSQL()
+      .toNative();
+    const result = await writeTransaction(this.db, this.writeTimeoutMs, (query) =>
+      query(sql, bindings),
+    );
+    return result.affectedRows === 1;
   }
 
   /**

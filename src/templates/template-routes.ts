@@ -26,9 +26,10 @@ export function templateRoutes(
     store: TemplateStore;
     list: { defaultLimit: number; maxLimit: number };
     guard: Middleware<AppState>[];
+    timeout: Middleware<AppState>;
   },
 ): void {
-  router.get('/get-workflow-templates', ...deps.guard, async (ctx) => {
+  router.get('/get-workflow-templates', ...deps.guard, deps.timeout, async (ctx) => {
     const page = parsePageRequest(ctx.query, deps.list.defaultLimit, deps.list.maxLimit);
     const rows = await deps.store.list(
       ctx.state.principal!.organizationId,

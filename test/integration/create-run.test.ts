@@ -106,7 +106,7 @@ describe('POST /create-workflow-run', () => {
     [
       'user_assignments null',
       { workflow_template_id: 'T', input_fields: {}, user_assignments: null },
-      /user_assignments must be an object/,
+      /user_assignments must not be null/,
     ],
     [
       'a non-string assignee',

@@ -33,8 +33,9 @@ describe('list endpoints', () => {
     expect(res.status).to.equal(200);
     expect(res.body.map((r) => r.id)).to.deep.equal([...created].reverse());
     for (const run of res.body) {
-      expect(Object.keys(run).sort()).to.deep.equal(
-        [
+      // No field is null; those without a value are left out (runs may not have started yet).
+      for (const key of Object.keys(run)) {
+        expect([
           'currentStepAssignee',
           'currentStepDueDate',
           'currentStepName',
@@ -42,8 +43,9 @@ describe('list endpoints', () => {
           'lastActivity',
           'status',
           'workflowName',
-        ].sort(),
-      );
+        ]).to.include(key);
+        expect(run[key], key).to.be.a('string');
+      }
       expect(run.workflowName).to.equal('Purchase request');
       expect(new Date(run.lastActivity as string).toISOString()).to.equal(run.lastActivity);
     }

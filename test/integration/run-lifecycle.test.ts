@@ -79,11 +79,8 @@ describe('run lifecycle', () => {
       const s = await summary(id);
       return s?.currentStepName === 'Approval' ? s : undefined;
     });
-    expect(second).to.include({
-      status: 'active',
-      currentStepAssignee: 'bob',
-      currentStepDueDate: null,
-    });
+    expect(second).to.include({ status: 'active', currentStepAssignee: 'bob' });
+    expect(second).not.to.have.property('currentStepDueDate'); // the page has no due time
     expect(Date.parse(second.lastActivity as string)).to.be.at.least(
       Date.parse(started.lastActivity as string),
     );
@@ -97,11 +94,9 @@ describe('run lifecycle', () => {
       const s = await summary(id);
       return s?.status === 'completed' ? s : undefined;
     });
-    expect(done).to.include({
-      currentStepName: null,
-      currentStepAssignee: null,
-      currentStepDueDate: null,
-    });
+    for (const field of ['currentStepName', 'currentStepAssignee', 'currentStepDueDate']) {
+      expect(done, field).not.to.have.property(field);
+    }
 
     const row = await testDb()('workflow_runs').where({ id }).first();
     const doc = JSON.parse(row.run_json);

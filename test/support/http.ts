@@ -1,4 +1,5 @@
 // A small HTTP client for tests: every answer is read whole and its JSON parsed.
+import { assertSpec, type SpecSchema } from './spec-schemas.js';
 export interface Reply<T = unknown> {
   status: number;
   headers: Headers;
@@ -38,38 +39,56 @@ export async function request<T = unknown>(
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
-/** The Service's client, bound to one API and one key. */
+/**
+ * Checks a reply as a strict client generated from the spec would parse it: a success body
+ * against the spec's schema for it, any error body against the spec's Error.
+ */
+export function checkReply<T>(reply: Reply<T>, success: SpecSchema, what: string): Reply<T> {
+  if (reply.status >= 200 && reply.status < 300) assertSpec(success, reply.body, what);
+  else assertSpec('Error', reply.body, `${what} (${reply.status})`);
+  return reply;
+}
+
+/**
+ * The service's client, bound to one API and one key. Every answer it receives is checked
+ * against the spec's schemas, so every test that uses it is also a contract test.
+ */
 export class Client {
   constructor(
     readonly baseUrl: string,
     readonly key: string,
   ) {}
 
-  createRun(body: unknown) {
-    return request<Record<string, unknown>>(`${this.baseUrl}/create-workflow-run`, {
+  async createRun(body: unknown) {
+    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/create-workflow-run`, {
       key: this.key,
       body,
     });
+    return checkReply(reply, 'WorkflowRun', 'create-workflow-run');
   }
 
-  completeStep(body: unknown) {
-    return request<Record<string, unknown>>(`${this.baseUrl}/complete-workflow-step`, {
+  async completeStep(body: unknown) {
+    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/complete-workflow-step`, {
       key: this.key,
       body,
     });
+    return checkReply(reply, 'WorkflowRun', 'complete-workflow-step');
   }
 
-  listRuns(query = '') {
-    return request<Array<Record<string, unknown>>>(`${this.baseUrl}/get-workflow-runs${query}`, {
-      key: this.key,
-    });
+  async listRuns(query = '') {
+    const reply = await request<Array<Record<string, unknown>>>(
+      `${this.baseUrl}/get-workflow-runs${query}`,
+      { key: this.key },
+    );
+    return checkReply(reply, 'WorkflowRunSummaryList', 'get-workflow-runs');
   }
 
-  listTemplates(query = '') {
-    return request<Array<Record<string, unknown>>>(
+  async listTemplates(query = '') {
+    const reply = await request<Array<Record<string, unknown>>>(
       `${this.baseUrl}/get-workflow-templates${query}`,
       { key: this.key },
     );
+    return checkReply(reply, 'WorkflowTemplateList', 'get-workflow-templates');
   }
 }
 

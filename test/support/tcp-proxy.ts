@@ -3,6 +3,11 @@
 //   pause()  drops every open connection and closes each new one at once (the peer sees a
 //            reset), as when the server is down;
 //   resume() forwards again.
+//   stall()  stops forwarding without closing anything, both ways, as when the server process is
+//            paused (SIGSTOP): bytes wait in the proxy as they would in the kernel's buffers, new
+//            connections are accepted and hang. unstall() delivers everything waiting, in order;
+//            a client that hung up meanwhile has its bytes delivered and then its end, as a
+//            resumed server would read them.
 // It can also hold back, on a connection, the client's bytes from the first chunk a predicate
 // matches (say, a worker's UPDATE), and deliver them later with releaseHeld(): a write that a
 // process sent just before it died and that reaches the server afterwards (a "zombie" write).
@@ -11,6 +16,9 @@ import { createServer, Socket, type Server } from 'node:net';
 interface Pair {
   client: Socket;
   upstream: Socket;
+  /** Bytes each way that wait while the proxy is stalled. */
+  stalledUp: Buffer[];
+  stalledDown: Buffer[];
   /** Client bytes held back; undefined while the pair forwards. */
   held: Buffer[] | undefined;
   clientGone: boolean;
@@ -19,6 +27,7 @@ interface Pair {
 export class TcpProxy {
   private readonly pairs = new Set<Pair>();
   private paused = false;
+  private stalled = false;
   private holdWhen: ((chunk: Buffer) => boolean) | undefined;
   /** Connections accepted while paused and closed at once. */
   refused = 0;
@@ -63,6 +72,22 @@ export class TcpProxy {
 
   resume(): void {
     this.paused = false;
+  }
+
+  /** The dependency stops answering, connections stay open (see the top of the file). */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  unstall(): void {
+    this.stalled = false;
+    for (const pair of [...this.pairs]) {
+      const up = pair.stalledUp.splice(0);
+      const down = pair.stalledDown.splice(0);
+      for (const chunk of up) pair.upstream.write(chunk);
+      if (!pair.clientGone) for (const chunk of down) pair.client.write(chunk);
+      else if (pair.held === undefined) pair.upstream.end(); // the server reads the hang-up last
+    }
   }
 
   /**
@@ -122,21 +147,31 @@ export class TcpProxy {
     }
     const upstream = new Socket();
     upstream.on('error', () => undefined);
-    const pair: Pair = { client, upstream, held: undefined, clientGone: false };
+    const pair: Pair = {
+      client,
+      upstream,
+      stalledUp: [],
+      stalledDown: [],
+      held: undefined,
+      clientGone: false,
+    };
     this.pairs.add(pair);
     upstream.connect(this.target.port, this.target.host);
     client.on('data', (chunk: Buffer) => {
       if (pair.held === undefined && this.holdWhen?.(chunk)) pair.held = [];
       if (pair.held !== undefined) pair.held.push(chunk);
+      else if (this.stalled) pair.stalledUp.push(chunk);
       else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (!pair.clientGone) client.write(chunk);
+      if (this.stalled) pair.stalledDown.push(chunk);
+      else if (!pair.clientGone) client.write(chunk);
     });
     client.on('close', () => {
       pair.clientGone = true;
-      // Held bytes outlive their client: the upstream stays open until they are released.
-      if (pair.held === undefined) this.drop(pair);
+      // Held bytes outlive their client: the upstream stays open until they are released, and
+      // so do bytes waiting in a stall, until unstall() delivers them.
+      if (pair.held === undefined && !this.stalled) this.drop(pair);
     });
     upstream.on('close', () => this.drop(pair));
   }

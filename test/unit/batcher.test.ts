@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Batcher } from '../../src/lib/batcher.js';
+import { BatchDropped, Batcher } from '../../src/lib/batcher.js';
+import { Deadline } from '../../src/lib/deadline.js';
 
 describe('Batcher', () => {
   it('groups items submitted together and gives each caller its own result', async () => {
@@ -67,5 +68,37 @@ describe('Batcher', () => {
     for (let i = 0; i < 5; i++) void batcher.submit(i);
     await batcher.idle();
     expect(flushed).to.equal(5);
+  });
+
+  it('never flushes an item whose deadline expired while it waited; its neighbours go on', async () => {
+    const flushed: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        flushed.push(items);
+        await gate;
+        return items;
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
+    const first = batcher.submit(0);
+    await new Promise((r) => setImmediate(r)); // 0 is being flushed; the rest wait
+    const deadlines = [1, 2, 3].map(() => new Deadline());
+    const waiting = [1, 2, 3].map((i) => batcher.submit(i, () => deadlines[i - 1]!.beginWrite()));
+    expect(deadlines[1]!.expire()).to.equal(true); // 2 is answered 503 while it waits
+    release();
+    const results = await Promise.allSettled([first, ...waiting]);
+    expect(results.map((r) => r.status)).to.deep.equal([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((results[2] as PromiseRejectedResult).reason).to.be.instanceOf(BatchDropped);
+    expect(flushed).to.deep.equal([[0], [1, 3]]);
+    // Once its write is on its way, a request's time running out no longer fails it.
+    expect(deadlines[0]!.expire()).to.equal(false);
+    await batcher.idle();
   });
 });
