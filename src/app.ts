@@ -17,7 +17,15 @@ import type { Logger } from './logger.js';
 import { runRoutes } from './runs/run-routes.js';
 import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
-import { templateRoutes } from './templates/template-routes.js';
+import {
+  templateRoutes,
+  templateSchemas,
+  WorkflowTemplateSchema,
+} from './templates/template-routes.js';
+import { ErrorSchema } from './http/common-schemas.js';
+import { mountRoutes, type Route } from './http/contract.js';
+import { registerSchemas } from './lib/validation.js';
+import { runSchemas, WorkflowRunSchema, WorkflowRunSummarySchema } from './runs/run-schemas.js';
 import type { TemplateStore } from './templates/template-store.js';
 
 export interface AppDeps {
@@ -33,35 +41,55 @@ export interface AppDeps {
   isShuttingDown: () => boolean;
 }
 
+/** Every route of the API, with its contract; the app mounts them and a document can list them. */
+export function apiRoutes(deps: AppDeps): Route[] {
+  const { config } = deps;
+  return [
+    ...runRoutes({
+      service: deps.runService,
+      store: deps.runs,
+      schemas: runSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
+    ...templateRoutes({
+      store: deps.templates,
+      schemas: templateSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
+  ];
+}
+
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config } = deps;
   const app = new Koa<AppState>();
   app.silent = true; // errors are logged by requestContext, as JSON
 
+  registerSchemas([
+    ErrorSchema,
+    WorkflowRunSchema,
+    WorkflowRunSummarySchema,
+    WorkflowTemplateSchema,
+  ]);
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
-  const guard = [
-    requireApiKey(deps.keys),
-    rateLimit(
-      deps.redis,
-      { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs, prefix: config.queuePrefix },
-      deps.log,
-    ),
-  ];
-  const list = { defaultLimit: config.listDefaultLimit, maxLimit: config.listMaxLimit };
-  // The service's clock starts once the request is in hand: for a POST after its body has
-  // arrived (the body reader bounds the client's time, with a 408).
-  const timeout = requestTimeout(config.requestTimeoutMs);
-
   healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
-  runRoutes(router, {
-    service: deps.runService,
-    store: deps.runs,
-    list,
-    guard,
+  mountRoutes(router, apiRoutes(deps), {
+    apiKey: [
+      requireApiKey(deps.keys),
+      rateLimit(
+        deps.redis,
+        {
+          max: config.rateLimitMax,
+          windowMs: config.rateLimitWindowMs,
+          prefix: config.queuePrefix,
+        },
+        deps.log,
+      ),
+    ],
     body: jsonBody(config.bodyLimitBytes, config.bodyTimeoutMs),
-    timeout,
+    // The service's clock starts once the request is in hand: for a POST after its body has
+    // arrived (the body reader bounds the client's time, with a 408).
+    timeout: requestTimeout(config.requestTimeoutMs),
   });
-  templateRoutes(router, { store: deps.templates, list, guard, timeout });
 
   app.use(inOrderPerConnection());
   app.use(requestContext(deps.log, deps.isShuttingDown));

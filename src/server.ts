@@ -24,7 +24,7 @@ queue.on('error', throttledWarn(log, 'queue error'));
 
 const templates = new TemplateStore(db);
 const runs = new RunStore(db, config.writeTimeoutMs);
-const runService = new RunService(config, templates, runs, new RunNotifier(queue, log), log);
+const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
 let shuttingDown = false;
 
 const app = createApp({

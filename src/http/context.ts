@@ -6,6 +6,8 @@ export interface AppState {
   requestId: string;
   principal?: Principal;
   body?: unknown;
+  /** The query and body, checked against the route's schemas (http/contract.ts). */
+  input?: { query: unknown; body: unknown };
   /** Set by requestTimeout: a write may start only while it is open. */
   deadline?: Deadline;
 }

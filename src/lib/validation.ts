@@ -1,10 +1,48 @@
 // One Ajv instance for every schema; a failed check becomes a 400 whose message names the
 // field and the problem. allErrors stays off so validation stops at the first problem and
-// its cost stays bounded for huge inputs.
-import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
+// its cost stays bounded for huge inputs. Named schemas (with an $id) are registered once and
+// compiled once; routes refer to them by $id (see http/contract.ts).
+import { Ajv, type AnySchema, type ErrorObject, type JSONSchemaType } from 'ajv';
+import addFormats from 'ajv-formats';
 import { badRequest } from '../errors.js';
 
-const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: false });
+// verbose: a failed pattern can quote its schema's description in the 400.
+const ajv = new Ajv({
+  allErrors: false,
+  strict: true,
+  coerceTypes: false,
+  useDefaults: false,
+  verbose: true,
+});
+// ajv-formats is CommonJS: under NodeNext its default import is module.exports, which carries
+// the plugin again as .default (the one TypeScript knows about).
+addFormats.default(ajv, ['date-time']);
+// Keywords that only describe (for the API document); Ajv's strict mode must know them.
+ajv.addVocabulary(['example']);
+
+/** A JSON Schema with a name, so others can refer to it and one document can list it. */
+export interface NamedSchema {
+  $id: string;
+  [keyword: string]: unknown;
+}
+
+const named = new Map<string, NamedSchema>();
+
+/** Registers named schemas once (a second registration of the same object is a no-op). */
+export function registerSchemas(schemas: readonly NamedSchema[]): void {
+  for (const schema of schemas) {
+    const known = named.get(schema.$id);
+    if (known === schema) continue;
+    if (known) throw new Error(`two different schemas named ${schema.$id}`);
+    named.set(schema.$id, schema);
+    ajv.addSchema(schema as AnySchema);
+  }
+}
+
+/** Every registered schema, by $id (for the API document). */
+export function registeredSchemas(): ReadonlyMap<string, NamedSchema> {
+  return named;
+}
 
 function fieldPath(instancePath: string): string {
   return instancePath
@@ -23,7 +61,17 @@ export function describeError(error: ErrorObject, subject: string): string {
     case 'required':
       return `missing required field '${inside}${String(params.missingProperty)}'`;
     case 'additionalProperties':
-      return `unexpected field '${inside}${String(params.additionalProperty)}'`;
+      return subject === 'query' && !path
+        ? `unknown query parameter '${String(params.additionalProperty)}'`
+        : `unexpected field '${inside}${String(params.additionalProperty)}'`;
+    case 'minimum':
+    case 'maximum':
+      return `${where} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
+    case 'enum':
+      return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'pattern':
+    case 'format':
+      return `${where} is not valid${error.parentSchema?.description ? `: ${String(error.parentSchema.description)}` : ''}`;
     case 'type':
       return `${where} must be ${params.type === 'object' ? 'an object' : `a ${String(params.type)}`}`;
     case 'maxProperties':
@@ -52,9 +100,15 @@ function nullField(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Compiles a schema into a function that returns the typed value or throws a 400. */
-export function compileValidator<T>(schema: JSONSchemaType<T>, subject = 'body') {
-  const validate = ajv.compile(schema);
+/**
+ * A function that returns the value, typed, or throws a 400 naming the field: for a
+ * registered schema (by $id) or a schema of its own.
+ */
+export function compileValidator<T>(schema: JSONSchemaType<T> | NamedSchema, subject = 'body') {
+  const validate =
+    '$id' in schema && typeof schema.$id === 'string' && named.get(schema.$id) === schema
+      ? ajv.getSchema<T>(schema.$id)!
+      : ajv.compile<T>(schema as JSONSchemaType<T>);
   return (value: unknown): T => {
     const nulled = nullField(value);
     if (nulled !== undefined) {
@@ -63,7 +117,7 @@ export function compileValidator<T>(schema: JSONSchemaType<T>, subject = 'body')
         'invalid_body',
       );
     }
-    if (validate(value)) return value;
+    if (validate(value)) return value as T;
     const first = validate.errors?.[0];
     throw badRequest(
       first ? describeError(first, subject) : `${subject} is invalid`,

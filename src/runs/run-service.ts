@@ -1,6 +1,5 @@
 // Creating runs and requesting step completions: validate against the template, commit to
 // MySQL, then notify the workers. A caller is answered only after the commit.
-import type { Config } from '../config.js';
 import {
   OutcomeUnknownError,
   badRequest,
@@ -17,7 +16,7 @@ import type { Principal } from '../auth/key-store.js';
 import { templateNames, type Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
-import { runValidators } from './run-schemas.js';
+import type { CompleteStepBody, CreateRunBody } from './run-schemas.js';
 import { documentJson, newRun, requestStepCompletion, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
 
@@ -79,17 +78,14 @@ function checkAgainstTemplate(
 }
 
 export class RunService {
-  private readonly validate: ReturnType<typeof runValidators>;
   private readonly inserts: Batcher<RunRecord, RunRecord>;
 
   constructor(
-    config: Pick<Config, 'maxInputFields' | 'maxFieldLength' | 'maxAssigneeLength'>,
     private readonly templates: TemplateStore,
     private readonly runs: RunStore,
     private readonly notifier: RunNotifier,
     private readonly log: Logger,
   ) {
-    this.validate = runValidators(config);
     this.inserts = new Batcher((batch) => this.insertAndNotify(batch), {
       maxBatch: 200,
       maxInFlight: 2,
@@ -100,8 +96,7 @@ export class RunService {
    * Creates a run. `gate` is asked just before the run's INSERT is sent: when it refuses (the
    * request has already been answered as failed), the run is never written.
    */
-  async create(principal: Principal, body: unknown, gate: WriteGate): Promise<RunRecord> {
-    const request = this.validate.createRun(body);
+  async create(principal: Principal, request: CreateRunBody, gate: WriteGate): Promise<RunRecord> {
     const assignments = request.user_assignments ?? {};
     const template = await this.templates.findForOrganization(
       principal.organizationId,
@@ -126,8 +121,11 @@ export class RunService {
   }
 
   /** Stores a step completion for a worker to apply; `gate` as for create. */
-  async completeStep(principal: Principal, body: unknown, gate: WriteGate): Promise<RunRecord> {
-    const request = this.validate.completeStep(body);
+  async completeStep(
+    principal: Principal,
+    request: CompleteStepBody,
+    gate: WriteGate,
+  ): Promise<RunRecord> {
     const run = await this.runs.findForOrganization(
       principal.organizationId,
       request.workflow_run_id,

@@ -1,12 +1,51 @@
-import type { Router } from '@koa/router';
-import type { Middleware } from 'koa';
-import type { AppState } from '../http/context.js';
-import { parsePageRequest, sendPage } from '../http/pagination.js';
+// The template endpoint, stating its contract (http/contract.ts).
+import type { FromSchema } from 'json-schema-to-ts';
+import type { Config } from '../config.js';
+import { pageQueryProperties } from '../http/common-schemas.js';
+import { defineRoute, type Route } from '../http/contract.js';
+import { decodeCursor, sendPage } from '../http/pagination.js';
 import type { Template } from './template.js';
 import type { TemplateStore } from './template-store.js';
 
+export const WorkflowTemplateSchema = {
+  $id: 'WorkflowTemplate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'inputFields'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    inputFields: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['pageName', 'inputId', 'fieldName'],
+        properties: {
+          pageName: { type: 'string', description: 'the page the field belongs to' },
+          inputId: { type: 'string', description: 'the key of input_fields for this field' },
+          fieldName: { type: 'string', description: 'display name' },
+        },
+      },
+    },
+  },
+} as const;
+
+export function templateSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listMaxLimit'>) {
+  return {
+    listQuery: {
+      $id: 'GetWorkflowTemplatesQuery',
+      type: 'object',
+      additionalProperties: false,
+      properties: pageQueryProperties(limits),
+    },
+  } as const;
+}
+
+type ListTemplatesQuery = FromSchema<ReturnType<typeof templateSchemas>['listQuery']>;
+
 /** The WorkflowTemplate of the spec: its fields flattened, each naming its page. */
-function toResource(template: Template) {
+function toResource(template: Template): FromSchema<typeof WorkflowTemplateSchema> {
   return {
     id: template.id,
     name: template.name,
@@ -20,22 +59,32 @@ function toResource(template: Template) {
   };
 }
 
-export function templateRoutes(
-  router: Router<AppState>,
-  deps: {
-    store: TemplateStore;
-    list: { defaultLimit: number; maxLimit: number };
-    guard: Middleware<AppState>[];
-    timeout: Middleware<AppState>;
-  },
-): void {
-  router.get('/get-workflow-templates', ...deps.guard, deps.timeout, async (ctx) => {
-    const page = parsePageRequest(ctx.query, deps.list.defaultLimit, deps.list.maxLimit);
-    const rows = await deps.store.list(
-      ctx.state.principal!.organizationId,
-      page.limit + 1,
-      page.beforeSeq,
-    );
-    sendPage(ctx, page, rows, toResource);
-  });
+export function templateRoutes(deps: {
+  store: TemplateStore;
+  schemas: ReturnType<typeof templateSchemas>;
+  defaultLimit: number;
+}): Route[] {
+  return [
+    defineRoute<ListTemplatesQuery>({
+      operationId: 'getWorkflowTemplates',
+      method: 'GET',
+      path: '/get-workflow-templates',
+      summary: "List the organization's templates, newest first",
+      auth: 'apiKey',
+      query: deps.schemas.listQuery,
+      responses: {
+        200: {
+          description: 'a page of templates; the next page is in the Link header',
+          schema: { type: 'array', items: { $ref: 'WorkflowTemplate' } },
+          headers: { Link: '<next page URL>; rel="next", when there is one' },
+        },
+      },
+      async handle({ principal, query }, ctx) {
+        const limit = query.limit ?? deps.defaultLimit;
+        const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const rows = await deps.store.list(principal.organizationId, limit + 1, beforeSeq);
+        return sendPage(ctx, limit, rows, toResource);
+      },
+    }),
+  ];
 }

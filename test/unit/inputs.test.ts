@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import { keyFromHeader, generateApiKey, hashApiKey } from '../../src/auth/api-keys.js';
 import { loadConfig } from '../../src/config.js';
 import { HttpError } from '../../src/errors.js';
-import { decodeCursor, encodeCursor, parsePageRequest } from '../../src/http/pagination.js';
+import { parseQuery } from '../../src/http/contract.js';
+import { decodeCursor, encodeCursor } from '../../src/http/pagination.js';
+import { runSchemas } from '../../src/runs/run-schemas.js';
 import { newId, isId } from '../../src/lib/ids.js';
 import { parseTemplateDefinition } from '../../src/templates/template.js';
 
@@ -41,13 +43,16 @@ describe('inputs', () => {
     }
   });
 
-  it('bounds the page size', () => {
-    expect(parsePageRequest({}, 100, 1000)).to.deep.equal({ limit: 100, beforeSeq: null });
-    expect(parsePageRequest({ limit: '1000' }, 100, 1000).limit).to.equal(1000);
-    for (const limit of ['0', '1001', 'x', '-2', ''])
-      expect(() => parsePageRequest({ limit }, 100, 1000)).to.throw(HttpError);
-    expect(() => parsePageRequest({ limit: ['1', '2'] }, 100, 1000)).to.throw(/only once/);
-    expect(() => parsePageRequest({ offset: '5' }, 100, 1000)).to.throw(/unknown query parameter/);
+  it('bounds the page size through the list query schema', () => {
+    const { listQuery } = runSchemas(loadConfig({}));
+    expect(parseQuery(listQuery, {})).to.deep.equal({});
+    expect(parseQuery(listQuery, { limit: '1000' })).to.deep.equal({ limit: 1000 });
+    for (const limit of ['0', '1001', 'x', '-2', '', '1.5'])
+      expect(() => parseQuery(listQuery, { limit }), limit).to.throw(HttpError, /limit/);
+    expect(() => parseQuery(listQuery, { limit: ['1', '2'] })).to.throw(/only once/);
+    expect(() => parseQuery(listQuery, { offset: '5' })).to.throw(/unknown query parameter/);
+    expect(() => parseQuery(listQuery, { cursor: 'a b' })).to.throw(/cursor is not valid/);
+    expect(() => parseQuery(undefined, { x: '1' })).to.throw(/unknown query parameter 'x'/);
   });
 
   it('reads config with defaults and names the variable that is wrong', () => {

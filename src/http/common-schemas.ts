@@ -1,0 +1,35 @@
+// Schemas every route shares: the error body and the page parameters of a list.
+import type { Config } from '../config.js';
+
+/** The Error of the spec, with the service's stable machine-readable code beside it. */
+export const ErrorSchema = {
+  $id: 'Error',
+  type: 'object',
+  description: 'Every error body. `code` is a stable machine-readable name of the error.',
+  additionalProperties: false,
+  required: ['message', 'code'],
+  properties: {
+    message: { type: 'string', description: 'what went wrong, for a person' },
+    code: { type: 'string', description: 'what went wrong, for a program', example: 'conflict' },
+  },
+} as const;
+
+/** Base64url, as cursors are written. */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]{1,200}$';
+
+/** ?limit= and ?cursor= of every list. */
+export function pageQueryProperties(limits: Pick<Config, 'listDefaultLimit' | 'listMaxLimit'>) {
+  return {
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: limits.listMaxLimit,
+      description: `page size (default ${limits.listDefaultLimit})`,
+    },
+    cursor: {
+      type: 'string',
+      pattern: CURSOR_PATTERN,
+      description: 'the position after which the page starts, from the Link rel="next" header',
+    },
+  } as const;
+}
