@@ -12,7 +12,7 @@ import { createOrganization } from '../src/organizations.js';
 import { DEMO_TEMPLATE } from '../src/admin/demo-template.js';
 import type { Template, TemplateDefinition } from '../src/templates/template.js';
 import { TemplateStore } from '../src/templates/template-store.js';
-import { RUNS_QUEUE } from '../src/queue.js';
+import { applyRunsJob } from '../src/jobs/apply-runs.js';
 import {
   BENCH_DB_PREFIX,
   BENCH_PREFIX,
@@ -128,7 +128,7 @@ export async function clearRuns(db: Db): Promise<void> {
  * shared Redis may have filled.
  */
 export async function clearQueue(prefix: string): Promise<void> {
-  const queue = new Queue(RUNS_QUEUE, {
+  const queue = new Queue(applyRunsJob.queue, {
     connection: { url: BENCH_REDIS_URL, maxRetriesPerRequest: 1 },
     prefix,
   });

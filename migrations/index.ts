@@ -2,6 +2,7 @@
 // load the same way from source, from the build output and inside the container image.
 import type { Knex } from 'knex';
 import * as createSchema from './20261121000000_create_schema.js';
+import * as runEvents from './20261122000000_run_events_and_lifecycle.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -10,6 +11,7 @@ interface Migration {
 
 const migrations: Record<string, Migration> = {
   '20261121000000_create_schema': createSchema,
+  '20261122000000_run_events_and_lifecycle': runEvents,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -25,7 +25,12 @@ import {
 import { ErrorSchema } from './http/common-schemas.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { registerSchemas } from './lib/validation.js';
-import { runSchemas, WorkflowRunSchema, WorkflowRunSummarySchema } from './runs/run-schemas.js';
+import {
+  runSchemas,
+  WorkflowRunDetailSchema,
+  WorkflowRunSchema,
+  WorkflowRunSummarySchema,
+} from './runs/run-schemas.js';
 import type { TemplateStore } from './templates/template-store.js';
 
 export interface AppDeps {

@@ -1,19 +1,9 @@
-// Redis connections and the BullMQ queue that carries "look at these runs" notifications.
-// Jobs carry only run ids: MySQL holds the truth, a job only says where to look. One job names
-// the runs of one or more committed batches, so the cost of a job is shared by up to
-// NOTIFY_BATCH runs.
+// Redis connections, and the BullMQ queue of each kind of job (src/jobs/). Jobs carry only ids:
+// MySQL holds the truth, a job only says where to look.
 import { type ConnectionOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
-
-export const RUNS_QUEUE = 'workflow-runs';
-
-export interface RunJobData {
-  runIds: string[];
-}
-
-/** Most runs named by one job. */
-export const NOTIFY_BATCH = 100;
+import type { JobKind } from './jobs/job-kind.js';
 
 // Shared by every connection: the v5 wire protocol (BullMQ's scripts are written against RESP2
 // replies) and reconnecting with a back-off capped at 2 s.
@@ -56,35 +46,11 @@ export function bullConnection(
   };
 }
 
-export function jobOptions(config: Pick<Config, 'jobAttempts' | 'jobBackoffMs'>) {
-  return {
-    attempts: config.jobAttempts,
-    backoff: { type: 'exponential', delay: config.jobBackoffMs },
-    // Trim finished jobs so Redis does not grow without end; MySQL keeps the history.
-    removeOnComplete: { age: 3600, count: 1000 },
-    removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
-  };
-}
-
-export function createRunsQueue(
-  config: Pick<Config, 'redisUrl' | 'queuePrefix' | 'jobAttempts' | 'jobBackoffMs'>,
-  name: string,
-): Queue<RunJobData> {
-  return new Queue<RunJobData>(RUNS_QUEUE, {
+/** A producer's queue for one kind of job, adding jobs with the kind's options. */
+export function createQueue<D>(kind: JobKind<D>, config: Config, name: string): Queue<D> {
+  return new Queue<D>(kind.queue, {
     connection: bullConnection(config, 'producer', name),
     prefix: config.queuePrefix,
-    defaultJobOptions: jobOptions(config),
+    defaultJobOptions: kind.options(config),
   });
-}
-
-/**
- * A job id that makes an accidental second enqueue of the same changes a no-op: named after the
- * first change (a run's change is committed, hence notified, in one batch only) and the count.
- */
-export function runJobId(
-  first: { runId: string; seq: number },
-  count: number,
-  suffix = '',
-): string {
-  return `${first.runId}_${first.seq}_${count}${suffix}`;
 }

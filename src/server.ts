@@ -8,7 +8,8 @@ import { loadConfigOrExit } from './config.js';
 import { createDb } from './db.js';
 import { onShutdown, throttledWarn } from './lib/process.js';
 import { createLogger } from './logger.js';
-import { createProducerRedis, createRunsQueue } from './queue.js';
+import { applyRunsJob } from './jobs/apply-runs.js';
+import { createProducerRedis, createQueue } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
@@ -19,7 +20,7 @@ const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
 const db = createDb(config, log);
 const redis = createProducerRedis(config, 'wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
-const queue = createRunsQueue(config, 'wrs-api-queue');
+const queue = createQueue(applyRunsJob, config, 'wrs-api-queue');
 queue.on('error', throttledWarn(log, 'queue error'));
 
 const templates = new TemplateStore(db);

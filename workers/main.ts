@@ -1,81 +1,65 @@
-// A worker process: consumes run jobs, applies each run's pending change, and reconciles runs
-// whose jobs were lost. Start as many as you like; they share the work through BullMQ.
-import { type Job, Worker } from 'bullmq';
+// A worker process: serves every kind of job (src/jobs/kinds.ts), each with its own BullMQ
+// worker and concurrency, and reconciles what Redis may have lost. Start as many as you like;
+// they share the work through BullMQ.
+import { type Processor, Worker } from 'bullmq';
 import { loadConfigOrExit } from '../src/config.js';
 import { createDb } from '../src/db.js';
-import { isTransientError } from '../src/errors.js';
+import { JOB_KINDS, type JobKindName } from '../src/jobs/kinds.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
 import { withTimeout } from '../src/lib/with-timeout.js';
 import { createLogger } from '../src/logger.js';
-import { bullConnection, createRunsQueue, RUNS_QUEUE, type RunJobData } from '../src/queue.js';
+import { bullConnection, createQueue } from '../src/queue.js';
+import { DueTimers } from '../src/runs/due-timers.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { RunStore } from '../src/runs/run-store.js';
+import { applyRunsProcessor } from './processors/apply-runs.js';
+import { stepDueProcessor } from './processors/step-due.js';
 import { Reconciler } from './reconciler.js';
-import { RunApplier, RunApplyError } from './run-applier.js';
+import { RunApplier } from './run-applier.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
 const db = createDb(config, log);
-const store = new RunStore(db);
-const applier = new RunApplier(store);
+const store = new RunStore(db, config.writeTimeoutMs);
 
-/**
- * Applies every run a job names. Runs already applied (by an earlier attempt, a duplicate job or
- * another worker) are no-ops, so a retried job only redoes what is still owed.
- */
-async function processRuns(job: Job<RunJobData>) {
-  const runIds = Array.isArray(job.data?.runIds) ? job.data.runIds : [];
-  const results = await Promise.allSettled(runIds.map((id) => applier.apply(id)));
-  const errors = results.flatMap((r, i) =>
-    r.status === 'rejected' ? [{ runId: runIds[i]!, err: r.reason as unknown }] : [],
-  );
-  if (errors.length === 0) return { runs: runIds.length };
+const runsQueue = createQueue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
+const dueQueue = createQueue(JOB_KINDS.stepDue, config, 'wrs-worker-due');
+for (const queue of [runsQueue, dueQueue]) queue.on('error', throttledWarn(log, 'queue error'));
+const dueTimers = new DueTimers(dueQueue, log);
+const applier = new RunApplier(store, (runs) => dueTimers.schedule(runs));
 
-  const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-  for (const { runId, err } of errors) {
-    if (err instanceof RunApplyError && lastAttempt) {
-      // Given up: the run is kept as failed with the reason, never silently dropped. A
-      // transient error (MySQL away) is not the run's fault: the reconciler tries it later.
-      await store.markFailed(runId, err.appliedSeq, err.message, new Date());
-      log.error('run failed', { runId, err });
-    } else if (!isTransientError(err) && !(err instanceof RunApplyError)) {
-      log.error('unexpected error applying run', { runId, err, stack: (err as Error)?.stack });
-    }
-  }
-  // Fail the attempt so BullMQ retries it with backoff (unless only given-up runs remain).
-  const owed = errors.filter((e) => !(lastAttempt && e.err instanceof RunApplyError));
-  if (owed.length > 0) throw owed[0]!.err;
-  return { runs: runIds.length, failed: errors.length };
-}
+/** One processor per kind of job. */
+const processors: { [K in JobKindName]: Processor } = {
+  applyRuns: applyRunsProcessor({ store, applier, log }) as Processor,
+  stepDue: stepDueProcessor({ store }) as Processor,
+};
 
-const worker = new Worker<RunJobData>(RUNS_QUEUE, processRuns, {
-  connection: bullConnection(config, 'worker', 'wrs-worker'),
-  prefix: config.queuePrefix,
-  concurrency: config.workerConcurrency,
-  lockDuration: config.workerLockMs,
-  stalledInterval: Math.max(1000, Math.floor(config.workerLockMs / 2)),
-  maxStalledCount: 5,
-});
-worker.on('error', throttledWarn(log, 'worker error'));
-worker.on('failed', (job, err) => {
-  if (job)
-    log.warn('job attempt failed', {
-      runs: job.data?.runIds?.length,
-      attempt: job.attemptsMade,
-      err,
-    });
+const workers = (Object.keys(JOB_KINDS) as JobKindName[]).map((name) => {
+  const kind = JOB_KINDS[name];
+  const worker = new Worker(kind.queue, processors[name], {
+    connection: bullConnection(config, 'worker', `wrs-worker-${name}`),
+    prefix: config.queuePrefix,
+    concurrency: kind.concurrency(config),
+    lockDuration: config.workerLockMs,
+    stalledInterval: Math.max(1000, Math.floor(config.workerLockMs / 2)),
+    maxStalledCount: 5,
+  });
+  worker.on('error', throttledWarn(log, `${name} worker error`));
+  worker.on('failed', (job, err) => {
+    if (job) log.warn('job attempt failed', { kind: name, attempt: job.attemptsMade, err });
+  });
+  return worker;
 });
 
-const queue = createRunsQueue(config, 'wrs-reconciler');
-queue.on('error', throttledWarn(log, 'queue error'));
 const reconciler = new Reconciler(
   store,
-  new RunNotifier(queue, log),
+  new RunNotifier(runsQueue, log),
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
 );
 reconciler.start();
 log.info('worker started', {
+  kinds: Object.keys(JOB_KINDS),
   concurrency: config.workerConcurrency,
   queuePrefix: config.queuePrefix,
 });
@@ -84,12 +68,16 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await reconciler.stop();
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
-  await withTimeout(worker.close(), config.shutdownTimeoutMs, 'worker close').catch(
-    async (err: unknown) => {
-      log.warn('active jobs did not finish in time', { err });
-      await worker.close(true);
-    },
+  await Promise.all(
+    workers.map((worker) =>
+      withTimeout(worker.close(), config.shutdownTimeoutMs, 'worker close').catch(
+        async (err: unknown) => {
+          log.warn('active jobs did not finish in time', { err });
+          await worker.close(true);
+        },
+      ),
+    ),
   );
-  await queue.close().catch(() => undefined);
+  await Promise.all([runsQueue.close(), dueQueue.close()].map((p) => p.catch(() => undefined)));
   await db.destroy();
 });

@@ -1,9 +1,12 @@
-// Finds runs whose stored change has waited longer than it should and enqueues them again.
-// MySQL says what is owed; Redis may have lost the job (a restart, FLUSHALL), or a process may
-// have died between its commit and its enqueue. Safe in every worker at once: the job ids of
-// one round are the same in every process, so BullMQ keeps one, and applying is idempotent.
+// Makes up for what Redis may have lost (a restart, FLUSHALL) or a process that died between
+// its commit and its enqueue; MySQL says what is owed:
+//   - runs whose stored change has waited longer than it should are enqueued again (safe in
+//     every worker at once: the job ids of one round are the same everywhere, so BullMQ keeps
+//     one, and applying is idempotent);
+//   - steps past their due date and not marked overdue (their timer lost) are marked here.
 import type { Logger } from '../src/logger.js';
 import type { RunNotifier } from '../src/runs/run-notifier.js';
+import { markStepOverdue } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
 
 export class Reconciler {
@@ -28,21 +31,39 @@ export class Reconciler {
     await this.running;
   }
 
-  /** One pass; returns how many runs were enqueued again. */
+  /** One pass; returns how many runs were enqueued again or had a step marked overdue. */
   async reconcileOnce(): Promise<number> {
+    return (await this.reenqueueUnapplied()) + (await this.markPastDue());
+  }
+
+  /** Steps whose due date passed more than afterMs ago (their timer had its chance). */
+  private async markPastDue(): Promise<number> {
+    const pastDue = await this.store.findPastDue(
+      new Date(Date.now() - this.options.afterMs),
+      this.options.batch ?? 1000,
+    );
+    let marked = 0;
+    for (const run of pastDue) {
+      if (await markStepOverdue(this.store, run.id, Number(run.current_step_index))) marked++;
+    }
+    if (marked > 0) this.log.info('marked overdue steps whose timers were lost', { runs: marked });
+    return marked;
+  }
+
+  private async reenqueueUnapplied(): Promise<number> {
     const now = Date.now();
-    const overdue = await this.store.findOverdue(
+    const unapplied = await this.store.findUnapplied(
       new Date(now - this.options.afterMs),
       this.options.batch ?? 1000,
     );
-    if (overdue.length === 0) return 0;
+    if (unapplied.length === 0) return 0;
     const round = Math.floor(now / this.options.afterMs);
     const sent = await this.notifier.notify(
-      overdue.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
+      unapplied.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
       `_r${round}`,
     );
-    if (sent) this.log.info('re-enqueued overdue runs', { runs: overdue.length });
-    return sent ? overdue.length : 0;
+    if (sent) this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
+    return sent ? unapplied.length : 0;
   }
 
   private schedule(): void {

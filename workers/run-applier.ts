@@ -1,9 +1,14 @@
 // Applies runs' pending changes in batches: the runs named by the jobs in hand are read in one
 // SELECT and written back in one guarded UPDATE. A run whose change another worker already
 // applied is skipped by the guard, so delivering a job twice changes nothing.
-import { isTransientError } from '../src/errors.js';
+import { OutcomeUnknownError, isTransientError } from '../src/errors.js';
 import { Batcher } from '../src/lib/batcher.js';
-import { applyPending, hasPendingChange, RunStateError } from '../src/runs/run-state.js';
+import {
+  applyPending,
+  hasPendingChange,
+  RunStateError,
+  type RunRecord,
+} from '../src/runs/run-state.js';
 import { fromRow, type RunStore } from '../src/runs/run-store.js';
 
 export type ApplyOutcome = 'applied' | 'nothing-owed' | 'missing';
@@ -22,7 +27,11 @@ export class RunApplyError extends Error {
 export class RunApplier {
   private readonly batcher: Batcher<string, ApplyOutcome>;
 
-  constructor(private readonly store: RunStore) {
+  constructor(
+    private readonly store: RunStore,
+    /** Told of the runs that now hold their change, after the commit (due timers). */
+    private readonly onApplied: (runs: RunRecord[]) => Promise<void> = async () => undefined,
+  ) {
     this.batcher = new Batcher((ids) => this.applyBatch(ids), { maxBatch: 250, maxInFlight: 2 });
   }
 
@@ -49,14 +58,15 @@ export class RunApplier {
           outcomes.set(id, 'nothing-owed');
           continue;
         }
-        changes.push({ expectedAppliedSeq: run.appliedSeq, run: applyPending(run, now) });
+        changes.push({ before: run, after: applyPending(run, now) });
         outcomes.set(id, 'applied');
       } catch (err) {
         if (!(err instanceof RunStateError)) throw err;
         outcomes.set(id, new RunApplyError(err.message, Number(row.applied_seq)));
       }
     }
-    await this.storeEach(changes, outcomes);
+    const held = await this.storeEach(changes, outcomes);
+    await this.onApplied(held);
     return ids.map((id) => outcomes.get(id)!);
   }
 
@@ -68,24 +78,25 @@ export class RunApplier {
   private async storeEach(
     changes: Parameters<RunStore['storeApplied']>[0],
     outcomes: Map<string, ApplyOutcome | Error>,
-  ): Promise<void> {
+  ): Promise<RunRecord[]> {
     try {
-      await this.store.storeApplied(changes);
-      return;
+      return await this.store.storeApplied(changes);
     } catch (err) {
-      if (isTransientError(err)) throw err;
+      if (isTransientError(err) || err instanceof OutcomeUnknownError) throw err;
       if (changes.length > 1) {
-        for (const change of changes) await this.storeEach([change], outcomes);
-        return;
+        const held: RunRecord[] = [];
+        for (const change of changes) held.push(...(await this.storeEach([change], outcomes)));
+        return held;
       }
       const change = changes[0]!;
       outcomes.set(
-        change.run.id,
+        change.after.id,
         new RunApplyError(
           `could not store the run: ${(err as { sqlMessage?: string }).sqlMessage ?? (err as Error).message.slice(-300)}`,
-          change.expectedAppliedSeq,
+          change.before.appliedSeq,
         ),
       );
+      return [];
     }
   }
 }

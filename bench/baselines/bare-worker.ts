@@ -4,15 +4,16 @@
 import { Worker } from 'bullmq';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
-import { bullConnection, RUNS_QUEUE, type RunJobData } from '../../src/queue.js';
+import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
+import { bullConnection } from '../../src/queue.js';
 import { exitWithParent } from '../child.js';
 
 exitWithParent();
 const config = loadConfigOrExit();
 const db = createDb(config);
 
-const worker = new Worker<RunJobData>(
-  RUNS_QUEUE,
+const worker = new Worker<ApplyRunsData>(
+  applyRunsJob.queue,
   async (job) => {
     await db.raw(
       `UPDATE workflow_runs SET status = 'active', applied_seq = 1, pending_since = NULL,

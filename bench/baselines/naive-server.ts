@@ -6,8 +6,9 @@ import Koa from 'koa';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
-import { createRunsQueue, runJobId } from '../../src/queue.js';
-import { toResource } from '../../src/runs/run-service.js';
+import { applyRunsJob, applyRunsJobId } from '../../src/jobs/apply-runs.js';
+import { createQueue } from '../../src/queue.js';
+import { toResource } from '../../src/runs/run-views.js';
 import { newRun } from '../../src/runs/run-state.js';
 import { RunStore } from '../../src/runs/run-store.js';
 import { TemplateStore } from '../../src/templates/template-store.js';
@@ -23,7 +24,7 @@ exitWithParent();
 const config = loadConfigOrExit();
 const db = createDb(config);
 const runs = new RunStore(db);
-const queue = createRunsQueue(config, 'wrs-bench-naive');
+const queue = createQueue(applyRunsJob, config, 'wrs-bench-naive');
 const orgId = process.env.BENCH_ORG_ID ?? '';
 const template = await new TemplateStore(db).findForOrganization(
   orgId,
@@ -50,7 +51,7 @@ app.use(async (ctx) => {
   await queue.add(
     'apply',
     { runIds: [run.id] },
-    { jobId: runJobId({ runId: run.id, seq: run.requestedSeq }, 1) },
+    { jobId: applyRunsJobId({ runId: run.id, seq: run.requestedSeq }, 1) },
   );
   ctx.body = toResource(run);
 });

@@ -4,7 +4,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
-import { NOTIFY_BATCH, type RunJobData, runJobId } from '../queue.js';
+import { NOTIFY_BATCH, applyRunsJobId, type ApplyRunsData } from '../jobs/apply-runs.js';
 
 export interface RunChange {
   runId: string;
@@ -17,7 +17,7 @@ export class RunNotifier {
   private sending: Promise<void> | null = null;
 
   constructor(
-    private readonly queue: Queue<RunJobData>,
+    private readonly queue: Queue<ApplyRunsData>,
     private readonly log: Logger,
     private readonly timeoutMs = 1000,
   ) {}
@@ -63,7 +63,7 @@ export class RunNotifier {
         jobs.push({
           name: 'apply',
           data: { runIds: chunk.map((c) => c.runId) },
-          opts: { jobId: runJobId(chunk[0]!, chunk.length, jobIdSuffix) },
+          opts: { jobId: applyRunsJobId(chunk[0]!, chunk.length, jobIdSuffix) },
         });
       }
       // One job goes in by a single script call; addBulk builds an ioredis pipeline, which

@@ -2,33 +2,40 @@
 // between HTTP and the run service or store.
 import { defineRoute, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
-import {
-  type CompleteStepBody,
-  type CreateRunBody,
-  type ListRunsQuery,
-  type RunSummary,
-  type runSchemas,
+import type {
+  CancelRunBody,
+  CompleteStepBody,
+  CreateRunBody,
+  GetRunQuery,
+  ListRunsQuery,
+  RetryRunBody,
+  runSchemas,
 } from './run-schemas.js';
-import { resourceJson, type RunService } from './run-service.js';
-import type { RunStore, RunSummaryRow } from './run-store.js';
+import type { RunService } from './run-service.js';
+import type { RunFilter, RunStore } from './run-store.js';
+import type { RunStatus } from './run-state.js';
+import { resourceJson, toDetail, toSummary } from './run-views.js';
+import { badRequest } from '../errors.js';
 
-/**
- * The WorkflowRunSummary of the spec. A field with no value is left out, never null: the spec
- * types every field as a string, and a client generated from it may reject a null (pending,
- * completed and failed runs have no current step; a step may have no assignee or due date).
- */
-export function toSummary(row: RunSummaryRow): RunSummary {
-  const summary: RunSummary = {
-    id: row.id,
-    lastActivity: row.last_activity.toISOString(),
-    workflowName: row.workflow_name,
-    status: row.status,
+/** The list's filters, from its query (already checked against the schema). */
+function runFilter(query: ListRunsQuery): RunFilter {
+  const time = (value: string | undefined, name: string) => {
+    if (value === undefined) return undefined;
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime()))
+      throw badRequest(`${name} is not a valid date-time`, 'invalid_query');
+    return date;
   };
-  if (row.current_step_assignee !== null) summary.currentStepAssignee = row.current_step_assignee;
-  if (row.current_step_due_date !== null)
-    summary.currentStepDueDate = row.current_step_due_date.toISOString();
-  if (row.current_step_name !== null) summary.currentStepName = row.current_step_name;
-  return summary;
+  return {
+    statuses: query.status ? ([...new Set(query.status.split(','))] as RunStatus[]) : undefined,
+    templateId: query.template_id,
+    assignee: query.assignee,
+    overdue: query.overdue,
+    updatedAfter: time(query.updated_after, 'updated_after'),
+    updatedBefore: time(query.updated_before, 'updated_before'),
+    createdAfter: time(query.created_after, 'created_after'),
+    createdBefore: time(query.created_before, 'created_before'),
+  };
 }
 
 export function runRoutes(deps: {
@@ -77,11 +84,63 @@ export function runRoutes(deps: {
         return { status: 202, body: resourceJson(run) };
       },
     }),
+    defineRoute<Record<string, never>, CancelRunBody>({
+      operationId: 'cancelWorkflowRun',
+      method: 'POST',
+      path: '/cancel-workflow-run',
+      summary: 'Cancel a pending or active run',
+      description:
+        'Takes effect at once, also over a start or completion that waits for a worker (which is dropped).',
+      auth: 'apiKey',
+      body: schemas.cancelBody,
+      responses: {
+        200: { description: 'the run as stored, status cancelled', schema: 'WorkflowRun' },
+        404: { description: 'no such run in this organization', schema: 'Error' },
+        409: { description: 'the run is completed, failed or cancelled already', schema: 'Error' },
+      },
+      async handle({ principal, body, deadline }) {
+        const run = await service.cancel(principal, body, deadline);
+        return { status: 200, body: resourceJson(run) };
+      },
+    }),
+    defineRoute<Record<string, never>, RetryRunBody>({
+      operationId: 'retryWorkflowRun',
+      method: 'POST',
+      path: '/retry-workflow-run',
+      summary: "Request a failed run's failed change again",
+      auth: 'apiKey',
+      body: schemas.retryBody,
+      responses: {
+        202: { description: 'the run as stored, the change pending again', schema: 'WorkflowRun' },
+        404: { description: 'no such run in this organization', schema: 'Error' },
+        409: { description: 'the run is not failed', schema: 'Error' },
+      },
+      async handle({ principal, body, deadline }) {
+        const run = await service.retry(principal, body, deadline);
+        return { status: 202, body: resourceJson(run) };
+      },
+    }),
+    defineRoute<GetRunQuery>({
+      operationId: 'getWorkflowRun',
+      method: 'GET',
+      path: '/get-workflow-run',
+      summary: 'One run in full: its steps and its history',
+      auth: 'apiKey',
+      query: schemas.getQuery,
+      responses: {
+        200: { description: 'the run', schema: 'WorkflowRunDetail' },
+        404: { description: 'no such run in this organization', schema: 'Error' },
+      },
+      async handle({ principal, query }) {
+        const { run, history } = await service.get(principal, query.id);
+        return { status: 200, body: toDetail(run, history) };
+      },
+    }),
     defineRoute<ListRunsQuery>({
       operationId: 'getWorkflowRuns',
       method: 'GET',
       path: '/get-workflow-runs',
-      summary: "List the organization's runs, newest first",
+      summary: "List the organization's runs, newest first, optionally filtered",
       auth: 'apiKey',
       query: schemas.listQuery,
       responses: {
@@ -94,7 +153,12 @@ export function runRoutes(deps: {
       async handle({ principal, query }, ctx) {
         const limit = query.limit ?? deps.defaultLimit;
         const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
-        const rows = await store.listSummaries(principal.organizationId, limit + 1, beforeSeq);
+        const rows = await store.listSummaries(
+          principal.organizationId,
+          limit + 1,
+          beforeSeq,
+          runFilter(query),
+        );
         return sendPage(ctx, limit, rows, toSummary);
       },
     }),

@@ -4,6 +4,8 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
+import { RUN_EVENT_TYPES } from './run-events.js';
+import { RUN_STATUSES } from './run-state.js';
 
 type Limits = Pick<
   Config,
@@ -64,11 +66,59 @@ export function runSchemas(limits: Limits) {
         },
       },
     },
+    cancelBody: {
+      $id: 'CancelWorkflowRunRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['workflow_run_id'],
+      properties: {
+        workflow_run_id: RUN_ID,
+        reason: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1000,
+          description: 'kept in the history',
+        },
+      },
+    },
+    retryBody: {
+      $id: 'RetryWorkflowRunRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['workflow_run_id'],
+      properties: { workflow_run_id: RUN_ID },
+    },
+    getQuery: {
+      $id: 'GetWorkflowRunQuery',
+      type: 'object',
+      additionalProperties: false,
+      required: ['id'],
+      properties: { id: RUN_ID },
+    },
     listQuery: {
       $id: 'GetWorkflowRunsQuery',
       type: 'object',
       additionalProperties: false,
-      properties: pageQueryProperties(limits),
+      properties: {
+        ...pageQueryProperties(limits),
+        status: {
+          type: 'string',
+          pattern: `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`,
+          description: `one or several of ${RUN_STATUSES.join(', ')}, comma-separated`,
+        },
+        template_id: { type: 'string', minLength: 1, maxLength: 64 },
+        assignee: {
+          type: 'string',
+          minLength: 1,
+          maxLength: limits.maxAssigneeLength,
+          description: 'assignee of the current step',
+        },
+        overdue: { type: 'boolean', description: 'whether the current step is overdue' },
+        updated_after: { ...dateTime, description: 'lastActivity after this time' },
+        updated_before: { ...dateTime, description: 'lastActivity before this time' },
+        created_after: { ...dateTime, description: 'created after this time' },
+        created_before: { ...dateTime, description: 'created before this time' },
+      },
     },
   } as const;
 }
@@ -77,6 +127,9 @@ type Schemas = ReturnType<typeof runSchemas>;
 export type CreateRunBody = FromSchema<Schemas['createBody']>;
 export type CompleteStepBody = FromSchema<Schemas['completeBody']>;
 export type ListRunsQuery = FromSchema<Schemas['listQuery']>;
+export type CancelRunBody = FromSchema<Schemas['cancelBody']>;
+export type RetryRunBody = FromSchema<Schemas['retryBody']>;
+export type GetRunQuery = FromSchema<Schemas['getQuery']>;
 
 /** The WorkflowRun of the spec (snake_case): the answer to create and step requests. */
 export const WorkflowRunSchema = {
@@ -88,7 +141,7 @@ export const WorkflowRunSchema = {
     id: { type: 'string' },
     organization_id: { type: 'string' },
     template_id: { type: 'string' },
-    status: { type: 'string', enum: ['pending', 'active', 'completed', 'failed'] },
+    status: { type: 'string', enum: RUN_STATUSES },
     run_json: { type: 'object', description: 'the whole run: template snapshot, inputs, steps' },
     last_activity: dateTime,
   },
@@ -107,8 +160,81 @@ export const WorkflowRunSummarySchema = {
     currentStepAssignee: { type: 'string' },
     currentStepDueDate: dateTime,
     currentStepName: { type: 'string' },
-    status: { type: 'string', enum: ['pending', 'active', 'completed', 'failed'] },
+    status: { type: 'string', enum: RUN_STATUSES },
   },
 } as const;
 
 export type RunSummary = FromSchema<typeof WorkflowRunSummarySchema>;
+
+const STEP_STATUSES = ['waiting', 'active', 'completed', 'cancelled'] as const;
+
+/** One run in full (camelCase, like the list): its steps and its history. */
+export const WorkflowRunDetailSchema = {
+  $id: 'WorkflowRunDetail',
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'id',
+    'templateId',
+    'workflowName',
+    'status',
+    'createdAt',
+    'lastActivity',
+    'inputFields',
+    'userAssignments',
+    'steps',
+    'history',
+  ],
+  properties: {
+    id: { type: 'string' },
+    templateId: { type: 'string' },
+    workflowName: { type: 'string' },
+    status: { type: 'string', enum: RUN_STATUSES },
+    createdAt: dateTime,
+    lastActivity: dateTime,
+    currentStepName: { type: 'string' },
+    currentStepAssignee: { type: 'string' },
+    currentStepDueDate: dateTime,
+    inputFields: { type: 'object', additionalProperties: { type: 'string' } },
+    userAssignments: { type: 'object', additionalProperties: { type: 'string' } },
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'status', 'overdue'],
+        properties: {
+          name: { type: 'string' },
+          status: { type: 'string', enum: STEP_STATUSES },
+          assignee: { type: 'string' },
+          dueDate: dateTime,
+          startedAt: dateTime,
+          completedAt: dateTime,
+          overdue: { type: 'boolean' },
+        },
+      },
+    },
+    history: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['seq', 'type', 'at', 'data'],
+        properties: {
+          seq: { type: 'integer', minimum: 1 },
+          type: { type: 'string', enum: RUN_EVENT_TYPES },
+          at: dateTime,
+          data: { type: 'object' },
+        },
+      },
+    },
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['message', 'at'],
+      properties: { message: { type: 'string' }, at: dateTime },
+    },
+  },
+} as const;
+
+export type WorkflowRunDetail = FromSchema<typeof WorkflowRunDetailSchema>;

@@ -16,42 +16,15 @@ import type { Principal } from '../auth/key-store.js';
 import { templateNames, type Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
-import type { CompleteStepBody, CreateRunBody } from './run-schemas.js';
-import { documentJson, newRun, requestStepCompletion, type RunRecord } from './run-state.js';
+import type {
+  CancelRunBody,
+  CompleteStepBody,
+  CreateRunBody,
+  RetryRunBody,
+} from './run-schemas.js';
+import type { RunEvent } from './run-events.js';
+import { cancelRun, newRun, requestStepCompletion, retryRun, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
-
-/** The WorkflowRun resource of the spec (snake_case). */
-export interface RunResource {
-  id: string;
-  organization_id: string;
-  template_id: string;
-  status: string;
-  run_json: unknown;
-  last_activity: string;
-}
-
-export function toResource(run: RunRecord): RunResource {
-  return {
-    id: run.id,
-    organization_id: run.organizationId,
-    template_id: run.templateId,
-    status: run.status,
-    run_json: run.document,
-    last_activity: run.lastActivity.toISOString(),
-  };
-}
-
-/**
- * toResource(run) as JSON text, written out so that the document's JSON made for the INSERT
- * is reused rather than serialized a second time for the response.
- */
-export function resourceJson(run: RunRecord): string {
-  return (
-    `{"id":${JSON.stringify(run.id)},"organization_id":${JSON.stringify(run.organizationId)},` +
-    `"template_id":${JSON.stringify(run.templateId)},"status":${JSON.stringify(run.status)},` +
-    `"run_json":${documentJson(run.document)},"last_activity":"${run.lastActivity.toISOString()}"}`
-  );
-}
 
 function checkAgainstTemplate(
   template: Template,
@@ -120,31 +93,78 @@ export class RunService {
     return this.inserts.submit(run, () => gate.beginWrite());
   }
 
-  /** Stores a step completion for a worker to apply; `gate` as for create. */
+  /**
+   * Stores a step completion for a worker to apply; `gate` as for create. A change made
+   * meanwhile by someone else (a step marked overdue, say) is read again and the completion
+   * checked again; a competing completion that won is a 409.
+   */
   async completeStep(
     principal: Principal,
     request: CompleteStepBody,
     gate: WriteGate,
   ): Promise<RunRecord> {
-    const run = await this.runs.findForOrganization(
-      principal.organizationId,
-      request.workflow_run_id,
-    );
-    if (!run) throw notFound(`workflow run '${request.workflow_run_id}' not found`);
-    const next = requestStepCompletion(
-      run,
-      request.input_fields ?? {},
-      new Date(),
-      request.step_name,
-    );
-    if (!gate.beginWrite()) throw serviceUnavailable('request timed out before it was stored');
-    if (!(await this.runs.storeRequest(run, next))) {
-      throw conflict(
-        'the run changed while this request was handled; the step may already be completed',
+    return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
+      const next = requestStepCompletion(
+        run,
+        request.input_fields ?? {},
+        new Date(),
+        request.step_name,
       );
+      if (!(await this.runs.storeRequest(run, next))) return undefined;
+      await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
+      return next;
+    });
+  }
+
+  /** Cancels a pending or active run at once; a change waiting for a worker is dropped. */
+  async cancel(principal: Principal, request: CancelRunBody, gate: WriteGate): Promise<RunRecord> {
+    return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
+      const next = cancelRun(run, request.reason, new Date());
+      return (await this.runs.storeChange(run, next)) ? next : undefined;
+    });
+  }
+
+  /** Requests a failed run's failed change again, for a worker to apply. */
+  async retry(principal: Principal, request: RetryRunBody, gate: WriteGate): Promise<RunRecord> {
+    return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
+      const next = retryRun(run, new Date());
+      if (!(await this.runs.storeChange(run, next))) return undefined;
+      await this.notifier.notify(
+        [{ runId: next.id, seq: next.requestedSeq }],
+        `_retry${next.eventSeq}`,
+      );
+      return next;
+    });
+  }
+
+  /** One run in full, with its history; 404 for another organization's run or none. */
+  async get(principal: Principal, id: string): Promise<{ run: RunRecord; history: RunEvent[] }> {
+    const run = await this.runs.findForOrganization(principal.organizationId, id);
+    if (!run) throw notFound(`workflow run '${id}' not found`);
+    return { run, history: await this.runs.events(run.id) };
+  }
+
+  /**
+   * Reads the organization's run and lets `change` write its change, guarded by what was read;
+   * when someone else changed the run in between (change resolves undefined), reads it again
+   * and lets `change` decide again, a few times. The gate is asked before the first write.
+   */
+  private async changeRun(
+    principal: Principal,
+    id: string,
+    gate: WriteGate,
+    change: (run: RunRecord) => Promise<RunRecord | undefined>,
+  ): Promise<RunRecord> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const run = await this.runs.findForOrganization(principal.organizationId, id);
+      if (!run) throw notFound(`workflow run '${id}' not found`);
+      if (attempt === 0 && !gate.beginWrite()) {
+        throw serviceUnavailable('request timed out before it was stored');
+      }
+      const next = await change(run);
+      if (next) return next;
     }
-    await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
-    return next;
+    throw conflict('the run kept changing while this request was handled; try again');
   }
 
   /** Waits for accepted creates still being written and notified (shutdown). */

@@ -1,12 +1,17 @@
 // The life of a run, as pure functions over an in-memory record: no I/O here, so every rule
 // can be tested alone. The API records requested changes (start, complete a step) as the run's
 // single pending command; a worker applies it. Only one command waits at a time, so a change
-// is applied exactly once and in order: requested_seq = applied_seq + 1 while it waits.
+// is applied exactly once and in order: requested_seq = applied_seq + 1 while it waits. Some
+// changes are made at once instead (cancel, retry, a step becoming overdue). Every change
+// returns the new record together with the events that describe it (run-events.ts), which
+// its writer stores in the same transaction.
 import { badRequest, conflict } from '../errors.js';
 import type { Template, TemplatePage } from '../templates/template.js';
+import type { RunEvent, RunEventType } from './run-events.js';
 
-export type RunStatus = 'pending' | 'active' | 'completed' | 'failed';
-export type StepStatus = 'waiting' | 'active' | 'completed';
+export const RUN_STATUSES = ['pending', 'active', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type StepStatus = 'waiting' | 'active' | 'completed' | 'cancelled';
 
 export interface StepState {
   name: string;
@@ -15,6 +20,8 @@ export interface StepState {
   due_date: string | null;
   started_at: string | null;
   completed_at: string | null;
+  /** Set once the step was still current at its due date (absent in older documents). */
+  overdue?: boolean;
 }
 
 export type RunCommand =
@@ -48,12 +55,46 @@ export interface RunRecord {
   currentStepName: string | null;
   currentStepAssignee: string | null;
   currentStepDueDate: Date | null;
+  currentStepOverdue: boolean;
   document: RunDocument;
   requestedSeq: number;
   appliedSeq: number;
   pendingSince: Date | null;
   lastActivity: Date;
   createdAt: Date;
+  /** The seq of the run's latest event. */
+  eventSeq: number;
+  /**
+   * The events of the change that made this record, not yet stored; empty for a record read
+   * from MySQL. Whoever stores the record stores these with it.
+   */
+  events: RunEvent[];
+}
+
+/** True while the run can still change by itself or be moved on (not ended). */
+export function isOpen(status: RunStatus): boolean {
+  return status === 'pending' || status === 'active';
+}
+
+/** The record with events appended, numbered after the run's latest. */
+function withEvents(
+  run: RunRecord,
+  at: Date,
+  events: Array<{ type: RunEventType; data?: Record<string, unknown> }>,
+): RunRecord {
+  const time = at.toISOString();
+  const made = events.map((e, i) => ({
+    seq: run.eventSeq + i + 1,
+    type: e.type,
+    at: time,
+    data: e.data ?? {},
+  }));
+  return { ...run, eventSeq: run.eventSeq + made.length, events: [...run.events, ...made] };
+}
+
+/** Data values with nulls left out, as everywhere in what clients see. */
+function present(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
 }
 
 const serialized = new WeakMap<RunDocument, string>();
@@ -85,7 +126,11 @@ function currentColumns(
   doc: RunDocument,
 ): Pick<
   RunRecord,
-  'currentStepIndex' | 'currentStepName' | 'currentStepAssignee' | 'currentStepDueDate'
+  | 'currentStepIndex'
+  | 'currentStepName'
+  | 'currentStepAssignee'
+  | 'currentStepDueDate'
+  | 'currentStepOverdue'
 > {
   const step = doc.current_step === null ? undefined : doc.steps[doc.current_step];
   return {
@@ -93,6 +138,7 @@ function currentColumns(
     currentStepName: step?.name ?? null,
     currentStepAssignee: step?.assignee ?? null,
     currentStepDueDate: step?.due_date ? new Date(step.due_date) : null,
+    currentStepOverdue: step?.overdue === true,
   };
 }
 
@@ -121,7 +167,7 @@ export function newRun(
     pending: { seq: 1, type: 'start', requested_at: at },
     error: null,
   };
-  return {
+  const run: RunRecord = {
     id,
     organizationId,
     templateId: template.id,
@@ -134,7 +180,12 @@ export function newRun(
     pendingSince: now,
     lastActivity: now,
     createdAt: now,
+    eventSeq: 0,
+    events: [],
   };
+  return withEvents(run, now, [
+    { type: 'run.created', data: { templateId: template.id, workflowName: template.name } },
+  ]);
 }
 
 function startStep(doc: RunDocument, index: number, now: Date): StepState[] {
@@ -158,7 +209,12 @@ function startStep(doc: RunDocument, index: number, now: Date): StepState[] {
 
 /** True when the run holds a change no worker has applied yet. */
 export function hasPendingChange(run: RunRecord): boolean {
-  return run.status !== 'failed' && run.requestedSeq > run.appliedSeq;
+  return isOpen(run.status) && run.requestedSeq > run.appliedSeq;
+}
+
+/** What a step's events say of it once it has become current. */
+function stepStarted(step: StepState | undefined): Record<string, unknown> {
+  return present({ assignee: step?.assignee, dueDate: step?.due_date });
 }
 
 /**
@@ -181,12 +237,15 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
   const doc = run.document;
   let next: RunDocument;
   let status: RunStatus;
+  let events: Array<{ type: RunEventType; data?: Record<string, unknown> }>;
 
   if (command.type === 'start') {
     if (run.status !== 'pending') throw new RunStateError(`cannot start a ${run.status} run`);
     if (doc.template.pages.length === 0) throw new RunStateError('template has no pages');
     next = { ...doc, steps: startStep(doc, 0, at), current_step: 0, pending: null };
     status = 'active';
+    const first = next.steps[0];
+    events = [{ type: 'run.started', data: { step: first?.name, ...stepStarted(first) } }];
   } else {
     if (run.status !== 'active' || doc.current_step !== command.step) {
       throw new RunStateError(`cannot complete step ${command.step} of a ${run.status} run`);
@@ -202,6 +261,7 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
       steps,
     };
     const nextIndex = command.step + 1;
+    const completed = { step: doc.steps[command.step]?.name, inputFields: command.input_fields };
     if (nextIndex < doc.template.pages.length) {
       next = {
         ...merged,
@@ -210,21 +270,39 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
         pending: null,
       };
       status = 'active';
+      const upcoming = next.steps[nextIndex];
+      const { assignee, dueDate } = stepStarted(upcoming);
+      events = [
+        {
+          type: 'step.completed',
+          data: present({
+            ...completed,
+            nextStep: upcoming?.name,
+            nextAssignee: assignee,
+            nextDueDate: dueDate,
+          }),
+        },
+      ];
     } else {
       next = { ...merged, current_step: null, pending: null };
       status = 'completed';
+      events = [{ type: 'step.completed', data: completed }, { type: 'run.completed' }];
     }
   }
 
-  return {
-    ...run,
-    status,
-    ...currentColumns(next),
-    document: next,
-    appliedSeq: command.seq,
-    pendingSince: null,
-    lastActivity: at,
-  };
+  return withEvents(
+    {
+      ...run,
+      status,
+      ...currentColumns(next),
+      document: next,
+      appliedSeq: command.seq,
+      pendingSince: null,
+      lastActivity: at,
+    },
+    at,
+    events,
+  );
 }
 
 /**
@@ -295,14 +373,113 @@ export function requestStepCompletion(
   };
 }
 
-/** A run a worker gave up on: kept, with the reason, and nothing more owed. */
+/**
+ * A run a worker gave up on: kept, with the reason, and nothing more owed. The change that
+ * failed stays in the document (pending), so that a retry can request it again.
+ */
 export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
   const at = new Date(Math.max(now.getTime(), run.lastActivity.getTime()));
-  return {
-    ...run,
-    status: 'failed',
-    document: { ...run.document, error: { message, at: at.toISOString() } },
-    pendingSince: null,
-    lastActivity: at,
+  return withEvents(
+    {
+      ...run,
+      status: 'failed',
+      document: { ...run.document, error: { message, at: at.toISOString() } },
+      pendingSince: null,
+      lastActivity: at,
+    },
+    at,
+    [{ type: 'run.failed', data: present({ error: message, step: run.currentStepName }) }],
+  );
+}
+
+/**
+ * Cancels a pending or active run at once. A change waiting for a worker is dropped (nothing
+ * more is owed, so a worker that meets the run later finds nothing to do); a run that has
+ * ended cannot be cancelled.
+ */
+export function cancelRun(run: RunRecord, reason: string | undefined, now: Date): RunRecord {
+  if (!isOpen(run.status))
+    throw conflict(`the run is ${run.status}; only a pending or active run can be cancelled`);
+  const at = new Date(Math.max(now.getTime(), run.lastActivity.getTime()));
+  const doc = run.document;
+  const document: RunDocument = {
+    ...doc,
+    steps: doc.steps.map((step, i) =>
+      i === doc.current_step ? { ...step, status: 'cancelled' as const } : step,
+    ),
+    current_step: null,
+    pending: null,
   };
+  return withEvents(
+    {
+      ...run,
+      status: 'cancelled',
+      ...currentColumns(document),
+      document,
+      appliedSeq: run.requestedSeq,
+      pendingSince: null,
+      lastActivity: at,
+    },
+    at,
+    [{ type: 'run.cancelled', data: present({ reason, step: run.currentStepName }) }],
+  );
+}
+
+/**
+ * Requests a failed run's failed change again: it waits for a worker as it did before it
+ * failed, and the run is pending or active again meanwhile.
+ */
+export function retryRun(run: RunRecord, now: Date): RunRecord {
+  const command = run.document.pending;
+  if (run.status !== 'failed')
+    throw conflict(`the run is ${run.status}; only a failed run can be retried`);
+  if (!command || command.seq !== run.requestedSeq || run.requestedSeq <= run.appliedSeq) {
+    throw conflict('the failed run holds no change to retry');
+  }
+  const at = new Date(Math.max(now.getTime(), run.lastActivity.getTime()));
+  return withEvents(
+    {
+      ...run,
+      status: command.type === 'start' ? 'pending' : 'active',
+      document: { ...run.document, error: null },
+      pendingSince: at,
+      lastActivity: at,
+    },
+    at,
+    [
+      {
+        type: 'run.retried',
+        data: present({
+          change: command.type === 'start' ? 'start' : 'completeStep',
+          step: command.type === 'start' ? undefined : run.document.steps[command.step]?.name,
+        }),
+      },
+    ],
+  );
+}
+
+/**
+ * Marks the current step overdue, if it is still the given step, still current and past its
+ * due date, and not marked already; undefined when there is nothing to mark (completed or
+ * cancelled first, say). Being overdue is not activity: last_activity does not move.
+ */
+export function markOverdue(run: RunRecord, step: number, now: Date): RunRecord | undefined {
+  const doc = run.document;
+  const current = doc.current_step === null ? undefined : doc.steps[doc.current_step];
+  if (
+    run.status !== 'active' ||
+    doc.current_step !== step ||
+    !current?.due_date ||
+    current.overdue === true ||
+    Date.parse(current.due_date) > now.getTime()
+  ) {
+    return undefined;
+  }
+  const document: RunDocument = {
+    ...doc,
+    steps: doc.steps.map((s, i) => (i === step ? { ...s, overdue: true } : s)),
+  };
+  return withEvents({ ...run, ...currentColumns(document), document }, now, [
+    { type: 'step.overdue', data: { step: current.name, dueDate: current.due_date } },
+  ]);
 }

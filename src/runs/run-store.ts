@@ -1,9 +1,19 @@
-// Runs in MySQL. Every state change is a guarded update: it names the applied_seq (and for
-// requests the requested_seq) it read, so a second writer of the same change matches no row.
+// Runs in MySQL. Every state change is a guarded update: it names the version it read (the
+// event_seq, and the applied_seq / requested_seq of the change it makes), so a second writer
+// of the same change, or a writer that read before someone else's change, matches no row.
+// Every change is written in one transaction with its events (run-events.ts): an event
+// exists only if its change was committed.
 import type { Knex } from 'knex';
-import { writeTransaction, type Db } from '../db.js';
+import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import { chunkBySize } from '../lib/chunks.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
+import {
+  fromEventRow,
+  insertEventsSql,
+  type RunEvent,
+  type RunEventRow,
+  type RunEventTableRow,
+} from './run-events.js';
 import {
   RunStateError,
   documentJson,
@@ -24,13 +34,38 @@ export interface RunRow {
   current_step_name: string | null;
   current_step_assignee: string | null;
   current_step_due_date: Date | null;
+  current_step_overdue: number;
   run_json: string;
   requested_seq: number;
   applied_seq: number;
   pending_since: Date | null;
   last_activity: Date;
   created_at: Date;
+  event_seq: number;
 }
+
+/** Filters of the runs list; all optional, all combined. */
+export interface RunFilter {
+  statuses?: RunStatus[];
+  templateId?: string;
+  assignee?: string;
+  overdue?: boolean;
+  updatedAfter?: Date;
+  updatedBefore?: Date;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+const SUMMARY_COLUMNS = [
+  'seq',
+  'id',
+  'workflow_name',
+  'status',
+  'current_step_name',
+  'current_step_assignee',
+  'current_step_due_date',
+  'last_activity',
+];
 
 export interface RunSummaryRow {
   seq: number;
@@ -54,12 +89,14 @@ function toRow(run: RunRecord): Omit<RunRow, 'seq'> {
     current_step_name: run.currentStepName,
     current_step_assignee: run.currentStepAssignee,
     current_step_due_date: run.currentStepDueDate,
+    current_step_overdue: run.currentStepOverdue ? 1 : 0,
     run_json: documentJson(run.document),
     requested_seq: run.requestedSeq,
     applied_seq: run.appliedSeq,
     pending_since: run.pendingSince,
     last_activity: run.lastActivity,
     created_at: run.createdAt,
+    event_seq: run.eventSeq,
   };
 }
 
@@ -83,29 +120,41 @@ export function fromRow(row: RunRow): RunRecord {
     currentStepName: row.current_step_name,
     currentStepAssignee: row.current_step_assignee,
     currentStepDueDate: row.current_step_due_date,
+    currentStepOverdue: Boolean(row.current_step_overdue),
     document,
     requestedSeq: Number(row.requested_seq),
     appliedSeq: Number(row.applied_seq),
     pendingSince: row.pending_since,
     lastActivity: row.last_activity,
     createdAt: row.created_at,
+    eventSeq: Number(row.event_seq),
+    events: [],
   };
+}
+
+/** The events a set of changed runs carry, ready for insertEventsSql. */
+function eventRows(runs: readonly RunRecord[]): RunEventRow[] {
+  return runs.flatMap((run) =>
+    run.events.map((event) => ({ runId: run.id, organizationId: run.organizationId, event })),
+  );
 }
 
 /** Characters of JSON in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
 const STATEMENT_BYTES = 2 * 1024 * 1024;
 
-/** Columns a worker rewrites when it applies a change. */
-const APPLIED_COLUMNS = [
+/** Columns a change rewrites (everything but identity, creation and requested_seq). */
+const CHANGED_COLUMNS = [
   'status',
   'current_step_index',
   'current_step_name',
   'current_step_assignee',
   'current_step_due_date',
+  'current_step_overdue',
   'run_json',
   'applied_seq',
   'pending_since',
   'last_activity',
+  'event_seq',
 ] as const;
 
 export const INSERT_COLUMNS = [
@@ -118,12 +167,14 @@ export const INSERT_COLUMNS = [
   'current_step_name',
   'current_step_assignee',
   'current_step_due_date',
+  'current_step_overdue',
   'run_json',
   'requested_seq',
   'applied_seq',
   'pending_since',
   'last_activity',
   'created_at',
+  'event_seq',
 ] as const satisfies ReadonlyArray<keyof Omit<RunRow, 'seq'>>;
 const INSERT_SQL = `INSERT INTO workflow_runs (${INSERT_COLUMNS.map((c) => `\`${c}\``).join(', ')}) VALUES `;
 
@@ -161,14 +212,27 @@ export class RunStore {
    */
   async insertMany(runs: RunRecord[]): Promise<void> {
     const statements = insertStatements(runs);
+    const events = eventRows(runs);
     await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       for (const sql of statements) await query(sql);
+      for (const chunk of chunkBySize(
+        events,
+        (e) => JSON.stringify(e.event.data).length + 256,
+        STATEMENT_BYTES,
+      )) {
+        await query(insertEventsSql(chunk));
+      }
     });
   }
 
-  /** The same rows in autocommit statements, without the bounded transaction (bench baselines). */
+  /**
+   * The same rows and events in autocommit statements, without the bounded transaction (bench
+   * baselines and seeding).
+   */
   async insertManyUnbounded(runs: RunRecord[]): Promise<void> {
     for (const sql of insertStatements(runs)) await this.db.raw(sql);
+    const events = eventRows(runs);
+    if (events.length > 0) await this.db.raw(insertEventsSql(events));
   }
 
   async findForOrganization(organizationId: string, id: string): Promise<RunRecord | undefined> {
@@ -176,6 +240,29 @@ export class RunStore {
       .where({ id, organization_id: organizationId })
       .first();
     return row ? fromRow(row) : undefined;
+  }
+
+  /** A run by id alone, for workers (a job names the run; the organization comes with it). */
+  async findById(id: string): Promise<RunRecord | undefined> {
+    const row = await this.db<RunRow>('workflow_runs').where({ id }).first();
+    return row ? fromRow(row) : undefined;
+  }
+
+  /**
+   * Active runs whose current step's due date passed before the given time and is not marked
+   * overdue: what a lost timer owes. A range scan of (current_step_overdue, due date).
+   */
+  async findPastDue(
+    before: Date,
+    limit: number,
+  ): Promise<Array<{ id: string; current_step_index: number }>> {
+    return this.db('workflow_runs')
+      .select('id', 'current_step_index')
+      .where('current_step_overdue', 0)
+      .andWhere('current_step_due_date', '<', before)
+      .andWhere('status', 'active')
+      .orderBy('current_step_due_date', 'asc')
+      .limit(limit);
   }
 
   /** Raw rows by id, for workers; a row whose run_json is broken is still returned. */
@@ -195,6 +282,7 @@ export class RunStore {
         organization_id: before.organizationId,
         requested_seq: before.requestedSeq,
         applied_seq: before.appliedSeq,
+        event_seq: before.eventSeq,
         status: before.status,
       })
       .update({
@@ -211,38 +299,66 @@ export class RunStore {
   }
 
   /**
-   * Stores applied changes in one statement. Each row is updated only if its applied_seq is
-   * still the one the worker read; rows another worker already moved are left alone.
+   * Stores changes a worker applied, each with its events, in one transaction: one multi-row
+   * UPDATE, each row guarded by the applied_seq and event_seq the worker read, so rows another
+   * writer moved meanwhile are left alone (the change is theirs to have made); then the events
+   * of the rows that now hold the change. Two workers applying the same change make the same
+   * row and the same events: the second's UPDATE matches nothing and its events are the ones
+   * already stored. Returns the runs that hold the change.
    */
   async storeApplied(
-    changes: Array<{ expectedAppliedSeq: number; run: RunRecord }>,
-  ): Promise<void> {
-    const rows = changes.map((c) => ({ ...toRow(c.run), expected: c.expectedAppliedSeq }));
-    for (const chunk of chunkBySize(
-      rows,
-      (row) => 2 * row.run_json.length + 512,
-      STATEMENT_BYTES,
-    )) {
-      await this.updateApplied(chunk);
-    }
+    changes: Array<{ before: RunRecord; after: RunRecord }>,
+  ): Promise<RunRecord[]> {
+    if (changes.length === 0) return [];
+    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const rows = changes.map((c) => ({
+        ...toRow(c.after),
+        expectedApplied: c.before.appliedSeq,
+        expectedEvent: c.before.eventSeq,
+      }));
+      for (const chunk of chunkBySize(
+        rows,
+        (row) => 2 * row.run_json.length + 512,
+        STATEMENT_BYTES,
+      )) {
+        await updateGuarded(query, chunk);
+      }
+      const holding = await heldChanges(
+        query,
+        changes.map((c) => c.after),
+      );
+      await insertEvents(query, eventRows(holding));
+      return holding;
+    });
   }
 
-  private async updateApplied(
-    rows: Array<Omit<RunRow, 'seq'> & { expected: number }>,
-  ): Promise<void> {
-    const sets: string[] = [];
-    const bindings: unknown[] = [];
-    for (const column of APPLIED_COLUMNS) {
-      sets.push(`\`${column}\` = CASE id ${rows.map(() => 'WHEN ? THEN ?').join(' ')} END`);
-      for (const row of rows) bindings.push(row.id, row[column]);
-    }
-    const guard = `CASE id ${rows.map(() => 'WHEN ? THEN ?').join(' ')} END`;
-    for (const row of rows) bindings.push(row.id, row.expected);
-    bindings.push(...rows.map((row) => row.id));
-    await this.db.raw(
-      `UPDATE workflow_runs SET ${sets.join(', ')} WHERE applied_seq = ${guard} AND id IN (${rows.map(() => '?').join(', ')})`,
-      bindings as Knex.RawBinding[],
-    );
+  /**
+   * Stores one change made at once (cancel, retry, an overdue step) with its events, if the
+   * run is still as it was read; false when someone changed it first.
+   */
+  async storeChange(before: RunRecord, after: RunRecord): Promise<boolean> {
+    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const result = await updateGuarded(query, [
+        {
+          ...toRow(after),
+          requested_seq: after.requestedSeq,
+          expectedApplied: before.appliedSeq,
+          expectedEvent: before.eventSeq,
+          expectedRequested: before.requestedSeq,
+        },
+      ]);
+      if (result.affectedRows !== 1) return false;
+      await insertEvents(query, eventRows([after]));
+      return true;
+    });
+  }
+
+  /** The run's history, in order. */
+  async events(runId: string): Promise<RunEvent[]> {
+    const rows = await this.db<RunEventTableRow>('run_events')
+      .where({ run_id: runId })
+      .orderBy('seq', 'asc');
+    return rows.map(fromEventRow);
   }
 
   /** Marks a run failed, keeping the reason; a broken run_json is kept beside the reason. */
@@ -266,49 +382,92 @@ export class RunStore {
     }
     const at = new Date(Math.max(now.getTime(), row.last_activity.getTime()));
     document.error = { message, at: at.toISOString() };
-    await this.db('workflow_runs')
-      .where({ id, applied_seq: expectedAppliedSeq })
-      .whereNot('status', 'failed')
+    const eventSeq = Number(row.event_seq) + 1;
+    const update = this.db('workflow_runs')
+      .where({ id, applied_seq: expectedAppliedSeq, event_seq: row.event_seq })
+      .whereIn('status', ['pending', 'active'])
       .update({
         status: 'failed',
         run_json: JSON.stringify(document),
         pending_since: null,
         last_activity: at,
-      });
+        event_seq: eventSeq,
+      })
+      .toSQL()
+      .toNative();
+    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const result = await query(update.sql, update.bindings);
+      if (result.affectedRows !== 1) return;
+      const data: Record<string, unknown> = { error: message };
+      if (row.current_step_name !== null) data.step = row.current_step_name;
+      await insertEvents(query, [
+        {
+          runId: id,
+          organizationId: row.organization_id,
+          event: { seq: eventSeq, type: 'run.failed', at: at.toISOString(), data },
+        },
+      ]);
+    });
   }
 
-  /** A page of the organization's runs, newest first, before the given seq. */
+  /**
+   * A page of the organization's runs, newest first, before the given seq, filtered. Each page
+   * is a range scan of one index that starts with the organization, then the most selective
+   * filter given (assignee, template, overdue, status), then seq, so a page costs the same
+   * however many runs the organization has; the other filters are checked on the rows the
+   * scan reads. Several statuses are one scan each, merged. FORCE INDEX: without it MariaDB
+   * may read an index by its equality columns only ("ref") and filter seq < cursor row by row,
+   * so a page N rows deep would read N rows.
+   */
   async listSummaries(
     organizationId: string,
     limit: number,
     beforeSeq: number | null,
+    filter: RunFilter = {},
   ): Promise<RunSummaryRow[]> {
-    // FORCE INDEX: without it MariaDB reads the (organization_id, seq) index by organization
-    // only ("ref") and filters seq < cursor row by row, so a page N rows deep read N rows
-    // (1 s half way down a 200,000-run organization). Forced, it is a range scan on both
-    // columns and every page costs the same.
-    const query = this.db<RunSummaryRow>(
-      this.db.raw('?? FORCE INDEX (workflow_runs_org_seq)', ['workflow_runs']),
-    )
-      .select(
-        'seq',
-        'id',
-        'workflow_name',
-        'status',
-        'current_step_name',
-        'current_step_assignee',
-        'current_step_due_date',
-        'last_activity',
+    const statuses = filter.statuses ?? [];
+    const scan = (status: RunStatus | undefined): Promise<RunSummaryRow[]> => {
+      const index =
+        filter.assignee !== undefined
+          ? 'workflow_runs_org_assignee_seq'
+          : filter.templateId !== undefined
+            ? 'workflow_runs_org_template_seq'
+            : filter.overdue !== undefined
+              ? 'workflow_runs_org_overdue_seq'
+              : status !== undefined
+                ? 'workflow_runs_org_status_seq'
+                : 'workflow_runs_org_seq';
+      const query = this.db<RunSummaryRow>(
+        this.db.raw(`?? FORCE INDEX (${index})`, ['workflow_runs']),
       )
-      .where('organization_id', organizationId)
-      .orderBy('seq', 'desc')
-      .limit(limit);
-    if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
-    return query;
+        .select(...SUMMARY_COLUMNS)
+        .where('organization_id', organizationId)
+        .orderBy('seq', 'desc')
+        .limit(limit);
+      if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
+      if (status !== undefined) query.andWhere('status', status);
+      if (filter.assignee !== undefined) query.andWhere('current_step_assignee', filter.assignee);
+      if (filter.templateId !== undefined) query.andWhere('template_id', filter.templateId);
+      if (filter.overdue !== undefined) {
+        query.andWhere('current_step_overdue', filter.overdue ? 1 : 0);
+      }
+      if (filter.updatedAfter) query.andWhere('last_activity', '>', filter.updatedAfter);
+      if (filter.updatedBefore) query.andWhere('last_activity', '<', filter.updatedBefore);
+      if (filter.createdAfter) query.andWhere('created_at', '>', filter.createdAfter);
+      if (filter.createdBefore) query.andWhere('created_at', '<', filter.createdBefore);
+      return query as unknown as Promise<RunSummaryRow[]>;
+    };
+    if (statuses.length <= 1) return scan(statuses[0]);
+    // One scan per status, each at most a page; the newest `limit` of them all are the page.
+    const pages = await Promise.all(statuses.map((status) => scan(status)));
+    return pages
+      .flat()
+      .sort((a, b) => Number(b.seq) - Number(a.seq))
+      .slice(0, limit);
   }
 
   /** Runs whose stored change has waited since before the given time: what is owed. */
-  async findOverdue(
+  async findUnapplied(
     olderThan: Date,
     limit: number,
   ): Promise<Array<{ id: string; requested_seq: number }>> {
@@ -317,5 +476,80 @@ export class RunStore {
       .where('pending_since', '<', olderThan)
       .orderBy('pending_since', 'asc')
       .limit(limit);
+  }
+}
+
+/**
+ * One UPDATE of many rows, each to its own values, each guarded by the applied_seq and
+ * event_seq its writer read (and requested_seq, when given).
+ */
+async function updateGuarded(
+  query: TxQuery,
+  rows: Array<
+    Omit<RunRow, 'seq'> & {
+      expectedApplied: number;
+      expectedEvent: number;
+      expectedRequested?: number;
+    }
+  >,
+) {
+  const sets: string[] = [];
+  const bindings: unknown[] = [];
+  const columns: ReadonlyArray<keyof Omit<RunRow, 'seq'>> =
+    rows[0]?.expectedRequested === undefined
+      ? CHANGED_COLUMNS
+      : [...CHANGED_COLUMNS, 'requested_seq'];
+  for (const column of columns) {
+    sets.push(`\`${column}\` = CASE id ${rows.map(() => 'WHEN ? THEN ?').join(' ')} END`);
+    for (const row of rows) bindings.push(row.id, row[column]);
+  }
+  const guard = (pick: (row: (typeof rows)[number]) => number) => {
+    for (const row of rows) bindings.push(row.id, pick(row));
+    return `CASE id ${rows.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+  };
+  let where = `applied_seq = ${guard((r) => r.expectedApplied)} AND event_seq = ${guard((r) => r.expectedEvent)}`;
+  if (rows[0]?.expectedRequested !== undefined) {
+    where += ` AND requested_seq = ${guard((r) => r.expectedRequested!)}`;
+  }
+  bindings.push(...rows.map((row) => row.id));
+  return query(
+    `UPDATE workflow_runs SET ${sets.join(', ')} WHERE ${where} AND id IN (${rows.map(() => '?').join(', ')})`,
+    bindings,
+  );
+}
+
+/**
+ * Of the given changed runs, those whose row now holds the change (its applied_seq, event_seq
+ * and status): read with a locking read, so inside the writer's transaction it sees its own
+ * UPDATE and every committed one.
+ */
+async function heldChanges(query: TxQuery, runs: RunRecord[]): Promise<RunRecord[]> {
+  const rows = (await query(
+    `SELECT id, applied_seq, event_seq, status FROM workflow_runs WHERE id IN (${runs.map(() => '?').join(', ')}) LOCK IN SHARE MODE`,
+    runs.map((r) => r.id),
+  )) as unknown as Array<{ id: string; applied_seq: number; event_seq: number; status: string }>;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return runs.filter((run) => {
+    const row = byId.get(run.id);
+    return (
+      row !== undefined &&
+      Number(row.applied_seq) === run.appliedSeq &&
+      Number(row.event_seq) === run.eventSeq &&
+      row.status === run.status
+    );
+  });
+}
+
+/**
+ * Inserts events; one already stored (the same change written by a second writer, which made
+ * the same events) is kept as it is.
+ */
+async function insertEvents(query: TxQuery, rows: RunEventRow[]): Promise<void> {
+  for (const chunk of chunkBySize(
+    rows,
+    (e) => JSON.stringify(e.event.data).length + 256,
+    STATEMENT_BYTES,
+  )) {
+    await query(`${insertEventsSql(chunk)} ON DUPLICATE KEY UPDATE seq = seq`);
   }
 }

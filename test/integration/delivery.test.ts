@@ -2,7 +2,7 @@
 // a run that cannot be applied ends failed with its reason instead of being dropped.
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
-import { RUNS_QUEUE, type RunJobData } from '../../src/queue.js';
+import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
 import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
 import { testEnv } from '../support/env.js';
@@ -19,14 +19,14 @@ describe('job delivery', () => {
   let api: ApiProcess;
   let tenant: Tenant;
   let client: Client;
-  let queue: Queue<RunJobData>;
+  let queue: Queue<ApplyRunsData>;
   const workers: ServiceProcess[] = [];
 
   before(async () => {
     api = await startApi();
     tenant = await createTenant(testDb());
     client = new Client(api.url, tenant.key);
-    queue = new Queue<RunJobData>(RUNS_QUEUE, {
+    queue = new Queue<ApplyRunsData>(applyRunsJob.queue, {
       connection: { url: testEnv.REDIS_URL },
       prefix: testEnv.QUEUE_PREFIX,
     });

@@ -1,10 +1,10 @@
 // The test's own view of the runs queue in a private Redis: job counts, and a global pause.
 import { Queue } from 'bullmq';
-import { RUNS_QUEUE, type RunJobData } from '../../src/queue.js';
+import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
 import { testEnv } from './env.js';
 
-export function openRunsQueue(redisUrl: string): Queue<RunJobData> {
-  const queue = new Queue<RunJobData>(RUNS_QUEUE, {
+export function openRunsQueue(redisUrl: string): Queue<ApplyRunsData> {
+  const queue = new Queue<ApplyRunsData>(applyRunsJob.queue, {
     connection: { url: redisUrl, maxRetriesPerRequest: 1 },
     prefix: testEnv.QUEUE_PREFIX,
   });

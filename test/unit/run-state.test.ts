@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { HttpError } from '../../src/errors.js';
-import { resourceJson, toResource } from '../../src/runs/run-service.js';
+import { resourceJson, toResource } from '../../src/runs/run-views.js';
 import {
   applyPending,
   documentJson,

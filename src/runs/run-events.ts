@@ -1,0 +1,70 @@
+// A run's history: every change of a run is an event, written in the same transaction as the
+// change itself (by every writer of runs: RunStore), so an event exists only if its change was
+// committed, and every committed change has its event. This one vocabulary is what clients see
+// as the run's history and what is delivered to subscribers.
+import { sqlLiteral } from '../lib/sql-literal.js';
+
+export const RUN_EVENT_TYPES = [
+  'run.created',
+  'run.started',
+  'step.completed',
+  'step.overdue',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'run.retried',
+] as const;
+
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+export interface RunEvent {
+  /** 1, 2, 3, … within the run: the order of its history. */
+  seq: number;
+  type: RunEventType;
+  /** ISO 8601 time of the change. */
+  at: string;
+  /** What the change concerned (the step, its assignee, the reason), in camelCase. */
+  data: Record<string, unknown>;
+}
+
+/** An event on its way to the table: the run it belongs to beside it. */
+export interface RunEventRow {
+  runId: string;
+  organizationId: string;
+  event: RunEvent;
+}
+
+const COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
+
+/**
+ * The INSERT of a batch of events, written with literals like the runs' own INSERT. A second
+ * attempt to write an event the run already has (same run, same seq) is refused by the
+ * table's unique key, which rolls back the change it came with.
+ */
+export function insertEventsSql(rows: readonly RunEventRow[]): string {
+  const values = rows.map(
+    ({ runId, organizationId, event }) =>
+      `(${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))})`,
+  );
+  return `INSERT INTO run_events ${COLUMNS} VALUES ${values.join(', ')}`;
+}
+
+/** The stored form of an event, as read back. */
+export interface RunEventTableRow {
+  id: number;
+  run_id: string;
+  organization_id: string;
+  seq: number;
+  type: RunEventType;
+  at: Date;
+  data: string;
+}
+
+export function fromEventRow(row: RunEventTableRow): RunEvent {
+  return {
+    seq: Number(row.seq),
+    type: row.type,
+    at: row.at.toISOString(),
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  };
+}
