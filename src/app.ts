@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ErrorSchema,
     WorkflowRunSchema,
     WorkflowRunSummarySchema,
+    WorkflowRunDetailSchema,
     WorkflowTemplateSchema,
   ]);
   const router = new Router<AppState>({ prefix: config.basePath || undefined });

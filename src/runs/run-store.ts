@@ -3,7 +3,6 @@
 // of the same change, or a writer that read before someone else's change, matches no row.
 // Every change is written in one transaction with its events (run-events.ts): an event
 // exists only if its change was committed.
-import type { Knex } from 'knex';
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import { chunkBySize } from '../lib/chunks.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
