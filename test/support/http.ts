@@ -1,5 +1,6 @@
 // A small HTTP client for tests: every answer is read whole and its JSON parsed.
-import { assertSpec, type SpecSchema } from './spec-schemas.js';
+import { WorkflowRunDetailSchema } from '../../src/runs/run-schemas.js';
+import { assertServiceSchema, assertSpec, type SpecSchema } from './spec-schemas.js';
 export interface Reply<T = unknown> {
   status: number;
   headers: Headers;
@@ -81,6 +82,34 @@ export class Client {
       { key: this.key },
     );
     return checkReply(reply, 'WorkflowRunSummaryList', 'get-workflow-runs');
+  }
+
+  async getRun(id: string) {
+    const reply = await request<Record<string, unknown>>(
+      `${this.baseUrl}/get-workflow-run?id=${encodeURIComponent(id)}`,
+      { key: this.key },
+    );
+    if (reply.status === 200) assertServiceSchema(WorkflowRunDetailSchema, reply.body);
+    else assertSpec('Error', reply.body, `get-workflow-run (${reply.status})`);
+    return reply;
+  }
+
+  async cancelRun(body: unknown, headers: Record<string, string> = {}) {
+    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/cancel-workflow-run`, {
+      key: this.key,
+      body,
+      headers,
+    });
+    return checkReply(reply, 'WorkflowRun', 'cancel-workflow-run');
+  }
+
+  async retryRun(body: unknown, headers: Record<string, string> = {}) {
+    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/retry-workflow-run`, {
+      key: this.key,
+      body,
+      headers,
+    });
+    return checkReply(reply, 'WorkflowRun', 'retry-workflow-run');
   }
 
   async listTemplates(query = '') {

@@ -94,3 +94,23 @@ export function assertSpec(schema: SpecSchema, body: unknown, what: string = sch
     );
   }
 }
+
+const serviceCompiled = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Throws unless body is valid for one of the service's own response schemas (for endpoints the
+ * spec does not describe), compiled here, apart from the service's Ajv.
+ */
+export function assertServiceSchema(schema: object, body: unknown): void {
+  let validate = serviceCompiled.get(schema);
+  if (!validate) {
+    const { $id: _id, ...rest } = schema as { $id?: string };
+    validate = ajv.compile(rest);
+    serviceCompiled.set(schema, validate);
+  }
+  if (!validate(body)) {
+    throw new Error(
+      `body does not match ${(schema as { $id?: string }).$id}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+    );
+  }
+}
