@@ -104,7 +104,9 @@ const serviceCompiled = new WeakMap<object, ValidateFunction>();
 export function assertServiceSchema(schema: object, body: unknown): void {
   let validate = serviceCompiled.get(schema);
   if (!validate) {
-    const { $id: _id, ...rest } = schema as { $id?: string };
+    // Without its $id: the service's Ajv owns that name, this one only checks the shape.
+    const rest: Record<string, unknown> = { ...(schema as Record<string, unknown>) };
+    delete rest.$id;
     validate = ajv.compile(rest);
     serviceCompiled.set(schema, validate);
   }
