@@ -8,7 +8,9 @@ import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppState } from './http/context.js';
 import { healthRoutes } from './http/health-routes.js';
+import { idempotencyKeys } from './http/idempotency.js';
 import { inOrderPerConnection } from './http/in-order.js';
+import { IdempotencyStore } from './idempotency/idempotency-keys.js';
 import { jsonBody } from './http/json-body.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestContext } from './http/request-context.js';
@@ -95,6 +97,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     // The service's clock starts once the request is in hand: for a POST after its body has
     // arrived (the body reader bounds the client's time, with a 408).
     timeout: requestTimeout(config.requestTimeoutMs),
+    idempotency: idempotencyKeys(
+      new IdempotencyStore(deps.db),
+      config.idempotencyTtlSeconds * 1000,
+    ),
   });
 
   app.use(inOrderPerConnection());

@@ -4,6 +4,7 @@
 import { type Processor, Worker } from 'bullmq';
 import { loadConfigOrExit } from '../src/config.js';
 import { createDb } from '../src/db.js';
+import { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { JOB_KINDS, type JobKindName } from '../src/jobs/kinds.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
 import { withTimeout } from '../src/lib/with-timeout.js';
@@ -56,6 +57,7 @@ const reconciler = new Reconciler(
   new RunNotifier(runsQueue, log),
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
+  new IdempotencyStore(db),
 );
 reconciler.start();
 log.info('worker started', {

@@ -3,9 +3,11 @@
 //   - runs whose stored change has waited longer than it should are enqueued again (safe in
 //     every worker at once: the job ids of one round are the same everywhere, so BullMQ keeps
 //     one, and applying is idempotent);
-//   - steps past their due date and not marked overdue (their timer lost) are marked here.
+//   - steps past their due date and not marked overdue (their timer lost) are marked here;
+//   - expired Idempotency-Keys are deleted.
 import type { Logger } from '../src/logger.js';
 import type { RunNotifier } from '../src/runs/run-notifier.js';
+import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { markStepOverdue } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
 
@@ -19,6 +21,7 @@ export class Reconciler {
     private readonly notifier: RunNotifier,
     private readonly options: { intervalMs: number; afterMs: number; batch?: number },
     private readonly log: Logger,
+    private readonly keys?: IdempotencyStore,
   ) {}
 
   start(): void {
@@ -33,7 +36,9 @@ export class Reconciler {
 
   /** One pass; returns how many runs were enqueued again or had a step marked overdue. */
   async reconcileOnce(): Promise<number> {
-    return (await this.reenqueueUnapplied()) + (await this.markPastDue());
+    const done = (await this.reenqueueUnapplied()) + (await this.markPastDue());
+    await this.keys?.deleteExpired();
+    return done;
   }
 
   /** Steps whose due date passed more than afterMs ago (their timer had its chance). */

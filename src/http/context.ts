@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { Principal } from '../auth/key-store.js';
+import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import type { Deadline } from '../lib/deadline.js';
 
 export interface AppState {
@@ -10,6 +11,8 @@ export interface AppState {
   input?: { query: unknown; body: unknown };
   /** Set by requestTimeout: a write may start only while it is open. */
   deadline?: Deadline;
+  /** Set when a POST carries an Idempotency-Key that is new: its write stores it. */
+  idempotency?: IdempotencyClaim;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

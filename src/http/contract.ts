@@ -7,6 +7,7 @@ import type { Router } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Principal } from '../auth/key-store.js';
 import { badRequest } from '../errors.js';
+import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
 import { compileValidator, registerSchemas, type NamedSchema } from '../lib/validation.js';
 import type { AppContext, AppState } from './context.js';
@@ -27,6 +28,8 @@ export interface RouteInput<Q, B> {
   principal: Principal;
   /** Asked just before the route's write is sent (see lib/deadline.ts). */
   deadline: WriteGate;
+  /** A new Idempotency-Key the request carries: the route's write stores it with its effect. */
+  idempotency?: IdempotencyClaim;
 }
 
 export interface RouteReply {
@@ -80,6 +83,8 @@ export function responsesOf(route: Route): Record<number, ResponseContract> {
   }
   all[503] = error('the service could not finish in time or reach MySQL; nothing was done');
   if (route.method === 'POST') {
+    all[409] = error('a request with the same Idempotency-Key is still being handled');
+    all[422] = error('the Idempotency-Key was used with another endpoint or body');
     all[500] = error(
       'code outcome_unknown: the commit was sent and not confirmed, so the change may have been made',
     );
@@ -137,6 +142,8 @@ export interface RouteMiddleware {
   body: Middleware<AppState>;
   /** Starts the service's clock (after the body has arrived). */
   timeout: Middleware<AppState>;
+  /** Idempotency-Key handling for a POST route, by its operationId. */
+  idempotency: (endpoint: string) => Middleware<AppState>;
 }
 
 /** Registers each route's schemas and mounts it on the router. */
@@ -164,6 +171,7 @@ export function mountRoutes(
           body: ctx.state.input?.body,
           principal: ctx.state.principal!,
           deadline: ctx.state.deadline ?? NO_DEADLINE,
+          idempotency: ctx.state.idempotency,
         },
         ctx,
       );
@@ -178,6 +186,7 @@ export function mountRoutes(
       ...(route.body ? [middleware.body] : []),
       validate,
       middleware.timeout,
+      ...(route.method === 'POST' ? [middleware.idempotency(route.operationId)] : []),
       handler,
     ];
     if (route.method === 'GET') router.get(route.path, ...chain);

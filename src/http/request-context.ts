@@ -47,7 +47,8 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
         ctx.body = {
           message:
             'the outcome of this request is unknown: the database did not confirm the commit, ' +
-            'so the change may or may not have been made; look it up before retrying',
+            'so the change may or may not have been made. Retry with the same Idempotency-Key ' +
+            '(then a retry cannot do it twice), or look it up before retrying',
           code: 'outcome_unknown',
         };
       } else if (isTransientError(err)) {

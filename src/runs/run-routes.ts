@@ -56,8 +56,8 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       body: schemas.createBody,
       responses: { 200: { description: 'the run as stored', schema: 'WorkflowRun' } },
-      async handle({ principal, body, deadline }) {
-        const run = await service.create(principal, body, deadline);
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.create(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
       },
     }),
@@ -79,8 +79,8 @@ export function runRoutes(deps: {
           schema: 'Error',
         },
       },
-      async handle({ principal, body, deadline }) {
-        const run = await service.completeStep(principal, body, deadline);
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.completeStep(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
       },
     }),
@@ -98,8 +98,8 @@ export function runRoutes(deps: {
         404: { description: 'no such run in this organization', schema: 'Error' },
         409: { description: 'the run is completed, failed or cancelled already', schema: 'Error' },
       },
-      async handle({ principal, body, deadline }) {
-        const run = await service.cancel(principal, body, deadline);
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.cancel(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
       },
     }),
@@ -115,8 +115,8 @@ export function runRoutes(deps: {
         404: { description: 'no such run in this organization', schema: 'Error' },
         409: { description: 'the run is not failed', schema: 'Error' },
       },
-      async handle({ principal, body, deadline }) {
-        const run = await service.retry(principal, body, deadline);
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.retry(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
       },
     }),

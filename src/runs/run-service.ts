@@ -8,7 +8,13 @@ import {
   notFound,
   serviceUnavailable,
 } from '../errors.js';
+import {
+  isDuplicateKey,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+} from '../idempotency/idempotency-keys.js';
 import type { WriteGate } from '../lib/deadline.js';
+import { resourceJson } from './run-views.js';
 import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
@@ -25,6 +31,21 @@ import type {
 import type { RunEvent } from './run-events.js';
 import { cancelRun, newRun, requestStepCompletion, retryRun, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
+
+/** A run waiting to be written, with the Idempotency-Key (and answer) to store beside it. */
+interface NewRun {
+  run: RunRecord;
+  key: IdempotencyRecord | undefined;
+}
+
+/** The key a request claimed, with the answer it gets: stored with the request's effect. */
+function answered(
+  claim: IdempotencyClaim | undefined,
+  status: number,
+  run: RunRecord,
+): IdempotencyRecord | undefined {
+  return claim ? { ...claim, status, response: resourceJson(run) } : undefined;
+}
 
 function checkAgainstTemplate(
   template: Template,
@@ -51,7 +72,7 @@ function checkAgainstTemplate(
 }
 
 export class RunService {
-  private readonly inserts: Batcher<RunRecord, RunRecord>;
+  private readonly inserts: Batcher<NewRun, RunRecord>;
 
   constructor(
     private readonly templates: TemplateStore,
@@ -69,7 +90,12 @@ export class RunService {
    * Creates a run. `gate` is asked just before the run's INSERT is sent: when it refuses (the
    * request has already been answered as failed), the run is never written.
    */
-  async create(principal: Principal, request: CreateRunBody, gate: WriteGate): Promise<RunRecord> {
+  async create(
+    principal: Principal,
+    request: CreateRunBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
     const assignments = request.user_assignments ?? {};
     const template = await this.templates.findForOrganization(
       principal.organizationId,
@@ -90,7 +116,7 @@ export class RunService {
       assignments,
       new Date(),
     );
-    return this.inserts.submit(run, () => gate.beginWrite());
+    return this.inserts.submit({ run, key: answered(claim, 200, run) }, () => gate.beginWrite());
   }
 
   /**
@@ -102,6 +128,7 @@ export class RunService {
     principal: Principal,
     request: CompleteStepBody,
     gate: WriteGate,
+    claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = requestStepCompletion(
@@ -110,25 +137,37 @@ export class RunService {
         new Date(),
         request.step_name,
       );
-      if (!(await this.runs.storeRequest(run, next))) return undefined;
+      if (!(await this.runs.storeRequest(run, next, answered(claim, 202, next)))) return undefined;
       await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
       return next;
     });
   }
 
   /** Cancels a pending or active run at once; a change waiting for a worker is dropped. */
-  async cancel(principal: Principal, request: CancelRunBody, gate: WriteGate): Promise<RunRecord> {
+  async cancel(
+    principal: Principal,
+    request: CancelRunBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = cancelRun(run, request.reason, new Date());
-      return (await this.runs.storeChange(run, next)) ? next : undefined;
+      return (await this.runs.storeChange(run, next, answered(claim, 200, next)))
+        ? next
+        : undefined;
     });
   }
 
   /** Requests a failed run's failed change again, for a worker to apply. */
-  async retry(principal: Principal, request: RetryRunBody, gate: WriteGate): Promise<RunRecord> {
+  async retry(
+    principal: Principal,
+    request: RetryRunBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = retryRun(run, new Date());
-      if (!(await this.runs.storeChange(run, next))) return undefined;
+      if (!(await this.runs.storeChange(run, next, answered(claim, 202, next)))) return undefined;
       await this.notifier.notify(
         [{ runId: next.id, seq: next.requestedSeq }],
         `_retry${next.eventSeq}`,
@@ -173,20 +212,29 @@ export class RunService {
     await this.notifier.idle();
   }
 
-  private async insertAndNotify(batch: RunRecord[]): Promise<Array<RunRecord | Error>> {
-    let results: Array<RunRecord | Error> = batch;
+  private async insertAndNotify(batch: NewRun[]): Promise<Array<RunRecord | Error>> {
+    let results: Array<RunRecord | Error> = batch.map((item) => item.run);
     try {
-      await this.runs.insertMany(batch);
+      await this.runs.insertMany(
+        batch.map((item) => item.run),
+        batch.flatMap((item) => (item.key ? [item.key] : [])),
+      );
     } catch (err) {
       // Rows whose outcome is unknown may be stored: writing them again could store them twice.
       if (err instanceof OutcomeUnknownError || isTransientError(err) || batch.length === 1) {
         throw err;
       }
-      // One bad row must not fail its neighbours: write them one by one to find it.
-      this.log.warn('batch insert failed; inserting rows one by one', { err, rows: batch.length });
+      // One bad row must not fail its neighbours: write them one by one to find it. (A key
+      // another process stored first is such a row: its request gets that request's answer.)
+      if (!isDuplicateKey(err)) {
+        this.log.warn('batch insert failed; inserting rows one by one', {
+          err,
+          rows: batch.length,
+        });
+      }
       results = await Promise.all(
-        batch.map((run) =>
-          this.runs.insertMany([run]).then(
+        batch.map(({ run, key }) =>
+          this.runs.insertMany([run], key ? [key] : []).then(
             () => run,
             (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
           ),

@@ -4,6 +4,10 @@
 // Every change is written in one transaction with its events (run-events.ts): an event
 // exists only if its change was committed.
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import {
+  insertIdempotencyRecords,
+  type IdempotencyRecord,
+} from '../idempotency/idempotency-keys.js';
 import { chunkBySize } from '../lib/chunks.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
 import {
@@ -209,10 +213,11 @@ export class RunStore {
    * OutcomeUnknownError means nothing was stored. Rows get their seq (list order) from the
    * database.
    */
-  async insertMany(runs: RunRecord[]): Promise<void> {
+  async insertMany(runs: RunRecord[], keys: IdempotencyRecord[] = []): Promise<void> {
     const statements = insertStatements(runs);
     const events = eventRows(runs);
     await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      await insertIdempotencyRecords(query, keys);
       for (const sql of statements) await query(sql);
       for (const chunk of chunkBySize(
         events,
@@ -274,7 +279,11 @@ export class RunStore {
    * Stores a requested change made by the API: only if nobody changed the run since it was
    * read (requested_seq and applied_seq as read). Returns false when another request won.
    */
-  async storeRequest(before: RunRecord, after: RunRecord): Promise<boolean> {
+  async storeRequest(
+    before: RunRecord,
+    after: RunRecord,
+    key?: IdempotencyRecord,
+  ): Promise<boolean> {
     const { sql, bindings } = this.db('workflow_runs')
       .where({
         id: before.id,
@@ -291,10 +300,12 @@ export class RunStore {
       })
       .toSQL()
       .toNative();
-    const result = await writeTransaction(this.db, this.writeTimeoutMs, (query) =>
-      query(sql, bindings),
-    );
-    return result.affectedRows === 1;
+    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const result = await query(sql, bindings);
+      if (result.affectedRows !== 1) return false;
+      if (key) await insertIdempotencyRecords(query, [key]);
+      return true;
+    });
   }
 
   /**
@@ -335,7 +346,11 @@ export class RunStore {
    * Stores one change made at once (cancel, retry, an overdue step) with its events, if the
    * run is still as it was read; false when someone changed it first.
    */
-  async storeChange(before: RunRecord, after: RunRecord): Promise<boolean> {
+  async storeChange(
+    before: RunRecord,
+    after: RunRecord,
+    key?: IdempotencyRecord,
+  ): Promise<boolean> {
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const result = await updateGuarded(query, [
         {
@@ -348,6 +363,7 @@ export class RunStore {
       ]);
       if (result.affectedRows !== 1) return false;
       await insertEvents(query, eventRows([after]));
+      if (key) await insertIdempotencyRecords(query, [key]);
       return true;
     });
   }
