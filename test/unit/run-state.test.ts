@@ -3,8 +3,11 @@ import { HttpError } from '../../src/errors.js';
 import { resourceJson, toResource } from '../../src/runs/run-views.js';
 import {
   applyPending,
+  cancelRun,
   documentJson,
   failRun,
+  markOverdue,
+  retryRun,
   hasPendingChange,
   newRun,
   requestStepCompletion,
@@ -143,6 +146,121 @@ describe('run state', () => {
     expect(failed.status).to.equal('failed');
     expect(failed.document.error).to.deep.equal({ message: 'broken', at: at(5).toISOString() });
     expect(hasPendingChange(failed)).to.equal(false);
+  });
+});
+
+describe('run events and the changes made at once', () => {
+  const types = (run: RunRecord) => run.events.map((e) => [e.seq, e.type]);
+
+  it('describes every change with its events, numbered in the run', () => {
+    const fresh = newRun('run', 'org', template, { a: 'x' }, { One: 'ann' }, t0);
+    expect(types(fresh)).to.deep.equal([[1, 'run.created']]);
+    expect(fresh.eventSeq).to.equal(1);
+    // A record read back from MySQL carries no events; each change carries its own.
+    const stored = { ...fresh, events: [] };
+    const run = applyPending(stored, at(10));
+    expect(run.events).to.deep.equal([
+      {
+        seq: 2,
+        type: 'run.started',
+        at: at(10).toISOString(),
+        data: { step: 'One', assignee: 'ann', dueDate: at(10 + 2 * 3600_000).toISOString() },
+      },
+    ]);
+    const two = applyPending(
+      { ...requestStepCompletion(run, { b: 'y' }, at(20)), events: [] },
+      at(30),
+    );
+    expect(two.events).to.deep.equal([
+      {
+        seq: 3,
+        type: 'step.completed',
+        at: at(30).toISOString(),
+        data: { step: 'One', inputFields: { b: 'y' }, nextStep: 'Two' },
+      },
+    ]);
+    const done = applyPending({ ...requestStepCompletion(two, {}, at(40)), events: [] }, at(50));
+    expect(types(done)).to.deep.equal([
+      [4, 'step.completed'],
+      [5, 'run.completed'],
+    ]);
+    expect(done.eventSeq).to.equal(5);
+  });
+
+  it('cancels a pending or active run at once, dropping the change that waits', () => {
+    const pending = { ...newRun('r', 'o', template, {}, {}, t0), events: [] };
+    const cancelled = cancelRun(pending, 'no longer needed', at(5));
+    expect(cancelled).to.include({
+      status: 'cancelled',
+      currentStepName: null,
+      pendingSince: null,
+    });
+    expect(hasPendingChange(cancelled)).to.equal(false);
+    expect(cancelled.appliedSeq).to.equal(cancelled.requestedSeq);
+    expect(cancelled.events).to.deep.equal([
+      {
+        seq: 2,
+        type: 'run.cancelled',
+        at: at(5).toISOString(),
+        data: { reason: 'no longer needed' },
+      },
+    ]);
+    const active = { ...requestStepCompletion(started(), {}, at(20)), events: [] };
+    const stopped = cancelRun(active, undefined, at(25));
+    expect(stopped.document.steps.map((s) => s.status)).to.deep.equal(['cancelled', 'waiting']);
+    expect(stopped.document.pending).to.equal(null);
+    expect(stopped.events[0]!.data).to.deep.equal({ step: 'One' });
+    expectHttp(() => cancelRun(stopped, undefined, at(30)), 409, /cancelled/);
+    expectHttp(() => requestStepCompletion(stopped, {}, at(30)), 409, /cancelled/);
+  });
+
+  it('retries only a failed run that holds its failed change', () => {
+    const failed = failRun(
+      { ...newRun('r', 'o', template, {}, {}, t0), events: [] },
+      'down',
+      at(5),
+    );
+    expect(types(failed)).to.deep.equal([[2, 'run.failed']]);
+    const retried = retryRun({ ...failed, events: [] }, at(6));
+    expect(retried).to.include({ status: 'pending' });
+    expect(retried.document.error).to.equal(null);
+    expect(hasPendingChange(retried)).to.equal(true);
+    expect(retried.events[0]).to.deep.include({
+      seq: 3,
+      type: 'run.retried',
+      data: { change: 'start' },
+    });
+    expect(applyPending(retried, at(7)).status).to.equal('active');
+    const failedStep = failRun(requestStepCompletion(started(), {}, at(20)), 'x', at(21));
+    expect(retryRun(failedStep, at(22))).to.include({ status: 'active' });
+    expectHttp(() => retryRun(started(), at(30)), 409, /only a failed run/);
+    const nothingHeld = { ...failed, document: { ...failed.document, pending: null } };
+    expectHttp(() => retryRun(nothingHeld, at(30)), 409, /no change to retry/);
+  });
+
+  it('marks the current step overdue only when it is still current and past due', () => {
+    const run = { ...started(), events: [] };
+    const due = run.currentStepDueDate!.getTime();
+    expect(markOverdue(run, 0, new Date(due - 1))).to.equal(undefined);
+    expect(markOverdue(run, 1, new Date(due + 1))).to.equal(undefined);
+    const marked = markOverdue(run, 0, new Date(due + 1))!;
+    expect(marked.currentStepOverdue).to.equal(true);
+    expect(marked.document.steps[0]!.overdue).to.equal(true);
+    expect(marked.lastActivity).to.deep.equal(run.lastActivity);
+    expect(marked.events).to.deep.equal([
+      {
+        seq: 3,
+        type: 'step.overdue',
+        at: new Date(due + 1).toISOString(),
+        data: { step: 'One', dueDate: new Date(due).toISOString() },
+      },
+    ]);
+    expect(markOverdue(marked, 0, new Date(due + 2)), 'marked once').to.equal(undefined);
+    const moved = applyPending(requestStepCompletion(run, {}, at(20)), at(30));
+    expect(markOverdue(moved, 0, new Date(due + 1)), 'completed first').to.equal(undefined);
+    expect(markOverdue(cancelRun(run, undefined, at(20)), 0, new Date(due + 1))).to.equal(
+      undefined,
+    );
   });
 });
 
