@@ -4,6 +4,7 @@ import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult } from './phases/create-throughput.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
+import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult } from './phases/worker-throughput.js';
 import { ratio, round } from './stats.js';
 
@@ -188,6 +189,14 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         `list deep / first at ${label(big)}`,
       ],
     ];
+    for (const filter of Object.keys(SEEDED_FILTERS)) {
+      comparisons.push([
+        `list filtered (${SEEDED_FILTERS[filter as keyof typeof SEEDED_FILTERS]}) p50 ms, ${sizes}`,
+        `bigFilter:${filter}`,
+        `smallFilter:${filter}`,
+        `list ${filter} filter ${sizes}`,
+      ]);
+    }
     for (const [measure, page, base, name] of comparisons) {
       const r = ratio(p(page), p(base));
       rows.push({

@@ -1,6 +1,8 @@
 // The list benchmark's data: an organization's runs written in bulk. One run is made and
 // stored the way the service does it (created, then started), and the database copies it
 // in chunks with INSERT ... SELECT over MariaDB's sequence tables, each copy with its own id.
+// A few columns vary with the copy's number, so that the filters have minorities to find,
+// spread evenly through the organization's runs (see SEEDED_FILTERS).
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { applyPending, newRun } from '../src/runs/run-state.js';
@@ -10,7 +12,24 @@ import { INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
 const CHUNK = 100_000;
 
 // Every stored column but the id, which each copy gets anew.
-const COLUMNS = INSERT_COLUMNS.filter((c) => c !== 'id').join(', ');
+const COLUMNS = INSERT_COLUMNS.filter((c) => c !== 'id');
+
+/** Columns that vary with the copy's number s.seq: the minorities the list filters find. */
+const VARIED: Partial<Record<(typeof COLUMNS)[number], string>> = {
+  status:
+    "CASE WHEN s.seq % 10 = 0 THEN 'completed' WHEN s.seq % 100 = 5 THEN 'failed' ELSE r.status END",
+  current_step_assignee:
+    "CASE WHEN s.seq % 100 = 7 THEN 'rare-assignee' ELSE r.current_step_assignee END",
+  current_step_overdue: 'CASE WHEN s.seq % 50 = 3 THEN 1 ELSE 0 END',
+};
+
+/** Filtered list queries whose matches are 1 in 100 or rarer, and one of 1 in 10, seeded above. */
+export const SEEDED_FILTERS = {
+  status: 'status=completed',
+  statuses: 'status=failed,completed',
+  assignee: 'assignee=rare-assignee',
+  overdue: 'overdue=true',
+} as const;
 
 /** Gives the organization `count` started runs; returns the seconds it took. */
 export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<number> {
@@ -27,8 +46,8 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
   for (let done = 1; done < count; done += CHUNK) {
     const size = Math.min(CHUNK, count - done);
     await db.raw(
-      `INSERT INTO workflow_runs (id, ${COLUMNS})
-       SELECT CONCAT(?, LPAD(HEX(s.seq), 12, '0')), ${COLUMNS}
+      `INSERT INTO workflow_runs (id, ${COLUMNS.join(', ')})
+       SELECT CONCAT(?, LPAD(HEX(s.seq), 12, '0')), ${COLUMNS.map((c) => VARIED[c] ?? `r.${c}`).join(', ')}
        FROM workflow_runs r JOIN seq_${done}_to_${done + size - 1} s
        WHERE r.id = ?
        ORDER BY s.seq`,

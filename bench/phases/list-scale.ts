@@ -1,11 +1,12 @@
 // Phase 4: the list at scale. A small and a big organization in the same table; the first
 // page and a page deep in the cursor chain (reached by following Link rel="next") of each,
-// timed by a sequential probe.
+// and the first page of each filter (matches of 1 in 10 to 1 in 100, spread through the
+// runs), timed by a sequential probe.
 import type { Db } from '../../src/db.js';
 import type { Tenant } from '../fixtures.js';
 import type { ListProbeOptions, ListProbeResult } from '../list-probe.js';
 import { runChildScript } from '../processes.js';
-import { seedRuns } from '../seed-runs.js';
+import { SEEDED_FILTERS, seedRuns } from '../seed-runs.js';
 import type { BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
 
@@ -88,6 +89,11 @@ export async function measureListScale(deps: {
         { name: 'smallDeep', url: smallDeep.url, key: deps.small.key },
         { name: 'bigFirst', url: first, key: deps.big.key },
         { name: 'bigDeep', url: bigDeep.url, key: deps.big.key },
+        // Ten rows a page: the small organization has at least that many of each minority.
+        ...Object.entries(SEEDED_FILTERS).flatMap(([name, query]) => [
+          { name: `smallFilter:${name}`, url: `${first}?${query}&limit=10`, key: deps.small.key },
+          { name: `bigFilter:${name}`, url: `${first}?${query}&limit=10`, key: deps.big.key },
+        ]),
       ],
       samples: settings.listSamples,
       warmup: Math.ceil(settings.listSamples / 10),
