@@ -8,7 +8,7 @@
 import type { Logger } from '../src/logger.js';
 import type { RunNotifier } from '../src/runs/run-notifier.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
-import { markStepOverdue } from '../src/runs/due-timers.js';
+import { markPastDueSteps } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
 
 export class Reconciler {
@@ -43,14 +43,11 @@ export class Reconciler {
 
   /** Steps whose due date passed more than afterMs ago (their timer had its chance). */
   private async markPastDue(): Promise<number> {
-    const pastDue = await this.store.findPastDue(
+    const marked = await markPastDueSteps(
+      this.store,
       new Date(Date.now() - this.options.afterMs),
       this.options.batch ?? 1000,
     );
-    let marked = 0;
-    for (const run of pastDue) {
-      if (await markStepOverdue(this.store, run.id, Number(run.current_step_index))) marked++;
-    }
     if (marked > 0) this.log.info('marked overdue steps whose timers were lost', { runs: marked });
     return marked;
   }

@@ -29,7 +29,7 @@ export class RunApplier {
 
   constructor(
     private readonly store: RunStore,
-    /** Told of the runs that now hold their change, after the commit (due timers). */
+    /** Told of the runs whose change was stored, after the commit (due timers); never throws. */
     private readonly onApplied: (runs: RunRecord[]) => Promise<void> = async () => undefined,
   ) {
     this.batcher = new Batcher((ids) => this.applyBatch(ids), { maxBatch: 250, maxInFlight: 2 });
@@ -65,8 +65,9 @@ export class RunApplier {
         outcomes.set(id, new RunApplyError(err.message, Number(row.applied_seq)));
       }
     }
-    const held = await this.storeEach(changes, outcomes);
-    await this.onApplied(held);
+    const stored = await this.storeEach(changes, outcomes);
+    // Not awaited: what follows a commit (due timers) must not hold up the next batch.
+    void this.onApplied(stored);
     return ids.map((id) => outcomes.get(id)!);
   }
 
@@ -79,8 +80,11 @@ export class RunApplier {
     changes: Parameters<RunStore['storeApplied']>[0],
     outcomes: Map<string, ApplyOutcome | Error>,
   ): Promise<RunRecord[]> {
+    // The runs whose change was written (or that another writer had changed first: either
+    // way nothing more is owed for them here).
     try {
-      return await this.store.storeApplied(changes);
+      await this.store.storeApplied(changes);
+      return changes.map((c) => c.after);
     } catch (err) {
       if (isTransientError(err) || err instanceof OutcomeUnknownError) throw err;
       if (changes.length > 1) {

@@ -1,10 +1,10 @@
-// Due dates that act: when a step with a due date becomes current, a delayed "step due" job is
-// scheduled for that time; at it, the step is marked overdue if it is still current. MySQL
-// decides (markStepOverdue re-reads the run and guards its write), Redis only keeps time: a
-// timer lost with Redis is made up for by the reconciler (findPastDue).
+// Due dates that act: when a step with a due date becomes current, a delayed "steps due" job is
+// scheduled for that time (one per second in which steps fall due); when it fires, every step
+// still current and past its due date is marked overdue. MySQL decides (markStepOverdue
+// re-reads the run and guards its write), Redis only keeps time: a timer lost with Redis is
+// made up for by the reconciler, which runs the same sweep.
 import type { Queue } from 'bullmq';
-import type { StepDueData } from '../jobs/step-due.js';
-import { stepDueJobId } from '../jobs/step-due.js';
+import { dueBucket, stepDueJobId, type StepDueData } from '../jobs/step-due.js';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { markOverdue, type RunRecord } from './run-state.js';
@@ -17,39 +17,53 @@ export class DueTimers {
   ) {}
 
   /**
-   * Schedules a timer for each run whose current step has a due date and is not overdue yet.
-   * Best effort, after the change was committed: a timer Redis does not take is made up for
-   * by the reconciler.
+   * Schedules the timers of runs whose current step has a due date and is not overdue yet.
+   * Best effort, after the change was committed, and never throws: a timer Redis does not
+   * take is made up for by the reconciler.
    */
   async schedule(runs: readonly RunRecord[], now = Date.now()): Promise<void> {
-    const jobs = runs
-      .filter(
-        (run) =>
-          run.status === 'active' &&
-          run.currentStepIndex !== null &&
-          run.currentStepDueDate !== null &&
-          !run.currentStepOverdue,
-      )
-      .map((run) => {
-        const data: StepDueData = { runId: run.id, step: run.currentStepIndex! };
-        return {
-          name: 'step-due',
-          data,
-          opts: {
-            jobId: stepDueJobId(data),
-            delay: Math.max(0, run.currentStepDueDate!.getTime() - now),
-          },
-        };
-      });
-    if (jobs.length === 0) return;
+    const buckets = new Set<number>();
+    for (const run of runs) {
+      if (run.status === 'active' && run.currentStepDueDate && !run.currentStepOverdue) {
+        buckets.add(dueBucket(run.currentStepDueDate));
+      }
+    }
+    if (buckets.size === 0) return;
+    const jobs = [...buckets].map((dueAt) => ({
+      name: 'steps-due',
+      data: { dueAt },
+      opts: { jobId: stepDueJobId({ dueAt }), delay: Math.max(0, dueAt - now) },
+    }));
     try {
       await withTimeout(this.queue.addBulk(jobs), 1000, 'schedule due timers');
     } catch (err) {
       this.log.warn('due timers not scheduled; the reconciler will mark these steps', {
         err,
-        runs: jobs.length,
+        timers: jobs.length,
       });
     }
+  }
+}
+
+/**
+ * Marks overdue every step that is current and whose due date passed before `before`; returns
+ * how many it marked.
+ */
+export async function markPastDueSteps(
+  store: RunStore,
+  before: Date,
+  batch = 1000,
+): Promise<number> {
+  let marked = 0;
+  for (;;) {
+    const due = await store.findPastDue(before, batch);
+    let progressed = 0;
+    for (const run of due) {
+      if (await markStepOverdue(store, run.id, Number(run.current_step_index))) progressed++;
+    }
+    marked += progressed;
+    // Stop when the scan is exhausted, or found only steps it could not mark (changed meanwhile).
+    if (due.length < batch || progressed === 0) return marked;
   }
 }
 

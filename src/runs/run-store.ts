@@ -311,16 +311,14 @@ export class RunStore {
   /**
    * Stores changes a worker applied, each with its events, in one transaction: one multi-row
    * UPDATE, each row guarded by the applied_seq and event_seq the worker read, so rows another
-   * writer moved meanwhile are left alone (the change is theirs to have made); then the events
-   * of the rows that now hold the change. Two workers applying the same change make the same
-   * row and the same events: the second's UPDATE matches nothing and its events are the ones
-   * already stored. Returns the runs that hold the change.
+   * writer moved meanwhile are left alone (the change is theirs to have made); then, in one
+   * INSERT … SELECT, the events of the rows that now hold the change. Two workers applying the
+   * same change make the same row and the same events: the second's UPDATE matches nothing
+   * and its events are the ones already stored.
    */
-  async storeApplied(
-    changes: Array<{ before: RunRecord; after: RunRecord }>,
-  ): Promise<RunRecord[]> {
-    if (changes.length === 0) return [];
-    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+  async storeApplied(changes: Array<{ before: RunRecord; after: RunRecord }>): Promise<void> {
+    if (changes.length === 0) return;
+    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const rows = changes.map((c) => ({
         ...toRow(c.after),
         expectedApplied: c.before.appliedSeq,
@@ -333,12 +331,10 @@ export class RunStore {
       )) {
         await updateGuarded(query, chunk);
       }
-      const holding = await heldChanges(
+      await insertEventsOfHeld(
         query,
         changes.map((c) => c.after),
       );
-      await insertEvents(query, eventRows(holding));
-      return holding;
     });
   }
 
@@ -534,25 +530,29 @@ async function updateGuarded(
 }
 
 /**
- * Of the given changed runs, those whose row now holds the change (its applied_seq, event_seq
- * and status): read with a locking read, so inside the writer's transaction it sees its own
- * UPDATE and every committed one.
+ * Inserts the events of those changed runs whose row now holds the change (its applied_seq,
+ * event_seq and status), in one statement: each event row is joined with its run's row as the
+ * writer's transaction sees it (its own UPDATE and every committed one), so a change another
+ * writer made first brings no events of this writer's. An event already stored (the same
+ * change written by a second writer, which made the same events) is kept as it is.
  */
-async function heldChanges(query: TxQuery, runs: RunRecord[]): Promise<RunRecord[]> {
-  const rows = (await query(
-    `SELECT id, applied_seq, event_seq, status FROM workflow_runs WHERE id IN (${runs.map(() => '?').join(', ')}) LOCK IN SHARE MODE`,
-    runs.map((r) => r.id),
-  )) as unknown as Array<{ id: string; applied_seq: number; event_seq: number; status: string }>;
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return runs.filter((run) => {
-    const row = byId.get(run.id);
-    return (
-      row !== undefined &&
-      Number(row.applied_seq) === run.appliedSeq &&
-      Number(row.event_seq) === run.eventSeq &&
-      row.status === run.status
+async function insertEventsOfHeld(query: TxQuery, runs: RunRecord[]): Promise<void> {
+  const rows = runs.flatMap((run) =>
+    run.events.map(
+      (event) =>
+        `SELECT ${sqlLiteral(run.id)} AS run_id, ${sqlLiteral(run.organizationId)} AS org_id, ${event.seq} AS event_seq, ${sqlLiteral(event.type)} AS event_type, ${sqlLiteral(new Date(event.at))} AS event_at, ${sqlLiteral(JSON.stringify(event.data))} AS event_data, ${run.appliedSeq} AS held_applied, ${run.eventSeq} AS held_version, ${sqlLiteral(run.status)} AS held_status`,
+    ),
+  );
+  for (const chunk of chunkBySize(rows, (row) => row.length, STATEMENT_BYTES)) {
+    await query(
+      'INSERT INTO run_events (`run_id`, `organization_id`, `seq`, `type`, `at`, `data`) ' +
+        'SELECT v.run_id, v.org_id, v.event_seq, v.event_type, v.event_at, v.event_data ' +
+        `FROM (${chunk.join(' UNION ALL ')}) AS v ` +
+        'JOIN workflow_runs r ON r.id = v.run_id AND r.applied_seq = v.held_applied ' +
+        'AND r.event_seq = v.held_version AND r.status = v.held_status ' +
+        'ON DUPLICATE KEY UPDATE run_events.seq = run_events.seq',
     );
-  });
+  }
 }
 
 /**

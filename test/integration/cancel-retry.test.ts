@@ -96,11 +96,26 @@ describe('cancel and retry', () => {
 
   it('wins over a waiting completion, and nothing is applied after it, under races', async () => {
     await ensureWorker();
-    const ids = await Promise.all(Array.from({ length: 10 }, () => activeRun()));
+    const ids = await Promise.all(Array.from({ length: 12 }, () => activeRun()));
+    // Half race the first step's completion, half the last step's (whose change would make
+    // two events: step.completed and run.completed).
+    const last = ids.slice(6);
+    for (const id of last) {
+      expect(
+        (await client.completeStep({ workflow_run_id: id, step_name: 'Request' })).status,
+      ).to.equal(202);
+    }
+    for (const id of last) {
+      await waitFor('step 2', async () => (await row(id)).current_step_name === 'Approval');
+    }
     const answers = await Promise.all(
-      ids.map(async (id) => {
+      ids.map(async (id, i) => {
         const [complete, cancel] = await Promise.all([
-          client.completeStep({ workflow_run_id: id, step_name: 'Request' }),
+          client.completeStep({
+            workflow_run_id: id,
+            step_name: i < 6 ? 'Request' : 'Approval',
+            input_fields: i < 6 ? {} : { approver: 'x' },
+          }),
           client.cancelRun({ workflow_run_id: id }),
         ]);
         return { id, complete: complete.status, cancel: cancel.status };
@@ -108,9 +123,36 @@ describe('cancel and retry', () => {
     );
     await sleep(1500);
     for (const { id, cancel } of answers) {
-      expect(cancel, 'cancel never loses to a pending change').to.equal(200);
+      expect(cancel, 'cancel never loses to a pending change').to.be.oneOf([200, 409]);
       const stored = await row(id);
+      const types = (await history(id)).map((e) => e.type);
+      if (cancel === 409) {
+        // Only when the run had already completed: then nothing else came after.
+        expect(stored.status).to.equal('completed');
+        expect(types.at(-1)).to.equal('run.completed');
+        continue;
+      }
       expect(stored.status).to.equal('cancelled');
+      expect(types.at(-1), `${id}: ${types.join(', ')}`).to.equal('run.cancelled');
+      expect(types.filter((t) => t === 'run.cancelled')).to.have.length(1);
+      const seqs = (await history(id)).map((e) => e.seq);
+      expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
+    }
+  });
+
+  it('wins over a start racing it: a run cancelled as it is created is never started after', async () => {
+    await ensureWorker();
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const id = (await client.createRun(createBody(tenant))).body.id as string;
+        const cancel = await client.cancelRun({ workflow_run_id: id });
+        expect(cancel.status).to.equal(200);
+        return id;
+      }),
+    );
+    await sleep(1500);
+    for (const id of ids) {
+      expect((await row(id)).status).to.equal('cancelled');
       const types = (await history(id)).map((e) => e.type);
       expect(types.at(-1), `${id}: ${types.join(', ')}`).to.equal('run.cancelled');
       expect(types.filter((t) => t === 'run.cancelled')).to.have.length(1);

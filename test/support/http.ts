@@ -60,20 +60,30 @@ export class Client {
     readonly key: string,
   ) {}
 
-  async createRun(body: unknown) {
-    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/create-workflow-run`, {
+  /** A POST that answers a WorkflowRun, checked as such (or as an Error). */
+  private async postRun(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/${path}`, {
       key: this.key,
       body,
+      headers,
     });
-    return checkReply(reply, 'WorkflowRun', 'create-workflow-run');
+    return checkReply(reply, 'WorkflowRun', path);
   }
 
-  async completeStep(body: unknown) {
-    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/complete-workflow-step`, {
-      key: this.key,
-      body,
-    });
-    return checkReply(reply, 'WorkflowRun', 'complete-workflow-step');
+  createRun(body: unknown) {
+    return this.postRun('create-workflow-run', body);
+  }
+
+  completeStep(body: unknown) {
+    return this.postRun('complete-workflow-step', body);
+  }
+
+  cancelRun(body: unknown, headers: Record<string, string> = {}) {
+    return this.postRun('cancel-workflow-run', body, headers);
+  }
+
+  retryRun(body: unknown, headers: Record<string, string> = {}) {
+    return this.postRun('retry-workflow-run', body, headers);
   }
 
   async listRuns(query = '') {
@@ -92,24 +102,6 @@ export class Client {
     if (reply.status === 200) assertServiceSchema(WorkflowRunDetailSchema, reply.body);
     else assertSpec('Error', reply.body, `get-workflow-run (${reply.status})`);
     return reply;
-  }
-
-  async cancelRun(body: unknown, headers: Record<string, string> = {}) {
-    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/cancel-workflow-run`, {
-      key: this.key,
-      body,
-      headers,
-    });
-    return checkReply(reply, 'WorkflowRun', 'cancel-workflow-run');
-  }
-
-  async retryRun(body: unknown, headers: Record<string, string> = {}) {
-    const reply = await request<Record<string, unknown>>(`${this.baseUrl}/retry-workflow-run`, {
-      key: this.key,
-      body,
-      headers,
-    });
-    return checkReply(reply, 'WorkflowRun', 'retry-workflow-run');
   }
 
   async listTemplates(query = '') {

@@ -1,14 +1,13 @@
-// Processor of "step due" jobs (src/jobs/step-due.ts): marks the step overdue if it is still
-// the run's current step; a no-op when it was completed or the run cancelled first.
+// Processor of "steps due" jobs (src/jobs/step-due.ts): marks every step that is past its due
+// date and still current as overdue; a step completed or a run cancelled first is left alone.
 import type { Job } from 'bullmq';
 import type { StepDueData } from '../../src/jobs/step-due.js';
-import { markStepOverdue } from '../../src/runs/due-timers.js';
+import { markPastDueSteps } from '../../src/runs/due-timers.js';
 import type { RunStore } from '../../src/runs/run-store.js';
 
 export function stepDueProcessor(deps: { store: RunStore }) {
-  return async (job: Job<StepDueData>) => {
-    const { runId, step } = job.data ?? {};
-    if (typeof runId !== 'string' || typeof step !== 'number') return { marked: false };
-    return { marked: await markStepOverdue(deps.store, runId, step) };
+  return async (_job: Job<StepDueData>) => {
+    // Everything due by now, not only by the job's second: a late job catches up.
+    return { marked: await markPastDueSteps(deps.store, new Date()) };
   };
 }
