@@ -21,9 +21,18 @@ function queryFormat(sql: string, values: unknown): string {
 
 export type Db = Knex;
 
+export interface DbOptions {
+  /**
+   * Lets one query carry several statements, for writeScript. Only for processes whose SQL
+   * is all the service's own (workers); the API never turns it on.
+   */
+  multipleStatements?: boolean;
+}
+
 /** Connection settings shared by the service, the admin CLI, migrations and tests. */
 export function knexConfig(
   config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
+  options: DbOptions = {},
 ): Knex.Config {
   const url = new URL(config.databaseUrl);
   return {
@@ -40,6 +49,7 @@ export function knexConfig(
       // Fail fast when the server is unreachable rather than hanging a request.
       connectTimeout: config.dbAcquireTimeoutMs,
       supportBigNumbers: true,
+      multipleStatements: options.multipleStatements === true,
     },
     pool: { min: 0, max: config.dbPoolMax },
     acquireConnectionTimeout: config.dbAcquireTimeoutMs,
@@ -53,10 +63,11 @@ export function knexConfig(
 export function createDb(
   config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
   log: Logger = createLogger('warn', { proc: 'db' }),
+  options: DbOptions = {},
 ): Db {
   const db = log.child({ component: 'knex' });
   return knexFactory({
-    ...knexConfig(config),
+    ...knexConfig(config, options),
     log: {
       warn: (message: unknown) => db.warn(firstLine(message)),
       error: (message: unknown) => db.error(firstLine(message)),
@@ -137,4 +148,49 @@ export async function writeTransaction<T>(
     if (!healthy) conn.destroy();
     await db.client.releaseConnection(conn);
   }
+}
+
+/**
+ * Runs statements as one transaction in one round trip (`START TRANSACTION; …; COMMIT`), on a
+ * pool made with multipleStatements. When a statement fails, MySQL runs none after it, so the
+ * COMMIT is never reached and the transaction is rolled back. Unlike writeTransaction it cannot
+ * tell "not stored" from "unknown" when the connection dies: only for writers that need not
+ * (a worker's guarded writes, which are idempotent and retried).
+ */
+export async function writeScript(
+  db: Db,
+  timeoutMs: number,
+  statements: readonly string[],
+): Promise<void> {
+  if (statements.length === 0) return;
+  const conn = (await db.client.acquireConnection()) as Connection;
+  let timer: NodeJS.Timeout | undefined;
+  let healthy = true;
+  try {
+    await Promise.race([
+      new Promise<void>((resolve, reject) =>
+        conn.query(`START TRANSACTION; ${statements.join('; ')}; COMMIT`, (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      ),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new WriteTimeoutError(timeoutMs)), timeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    healthy = !(err instanceof WriteTimeoutError || isConnectionLost(err));
+    if (healthy) {
+      await new Promise<void>((resolve) => conn.query('ROLLBACK', () => resolve()));
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    if (!healthy) conn.destroy();
+    await db.client.releaseConnection(conn);
+  }
+}
+
+/** A statement with its `?` values written in, as the driver would (for writeScript). */
+export function inlineSql(sql: string, values: readonly unknown[]): string {
+  return format(sql, values as Parameters<typeof format>[1], false, TIME_ZONE);
 }

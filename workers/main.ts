@@ -20,8 +20,9 @@ import { RunApplier } from './run-applier.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
-const db = createDb(config, log);
-const store = new RunStore(db, config.writeTimeoutMs);
+// Several statements a query: a batch's change and its events go to MySQL in one round trip.
+const db = createDb(config, log, { multipleStatements: true });
+const store = new RunStore(db, config.writeTimeoutMs, true);
 
 const runsQueue = createQueue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
 const dueQueue = createQueue(JOB_KINDS.stepDue, config, 'wrs-worker-due');

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { badRequest, forbidden } from '../errors.js';
 import type { AppState } from '../http/context.js';
+import { headerCount } from '../http/headers.js';
 import { keyFromHeader } from './api-keys.js';
 import type { KeyStore } from './key-store.js';
 
@@ -9,8 +10,7 @@ export function requireApiKey(keys: KeyStore): Middleware<AppState> {
   return async (ctx, next) => {
     // Node keeps the first of repeated Authorization headers; a proxy in front may keep the
     // last and authorize another organization. Two credentials are refused, never guessed at.
-    const given = ctx.req.headersDistinct.authorization;
-    if (given && given.length > 1) {
+    if (headerCount(ctx.req, 'authorization') > 1) {
       throw badRequest('send one Authorization header, not several', 'duplicate_header');
     }
     const key = keyFromHeader(ctx.get('authorization'));

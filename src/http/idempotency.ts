@@ -13,6 +13,7 @@ import {
   type StoredAnswer,
 } from '../idempotency/idempotency-keys.js';
 import type { AppContext, AppState } from './context.js';
+import { headerCount } from './headers.js';
 
 /** Printable ASCII without spaces, as the draft's sf-string keys are in practice. */
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -36,12 +37,11 @@ export function idempotencyKeys(store: IdempotencyStore, ttlMs: number) {
   const inFlight = new Set<string>();
   return (endpoint: string): Middleware<AppState> =>
     async (ctx, next) => {
-      const given = ctx.req.headersDistinct['idempotency-key'];
-      if (!given) return next();
-      if (given.length > 1) {
+      const key = ctx.req.headers['idempotency-key'];
+      if (key === undefined) return next();
+      if (typeof key !== 'string' || headerCount(ctx.req, 'idempotency-key') > 1) {
         throw badRequest('send one Idempotency-Key header, not several', 'duplicate_header');
       }
-      const key = given[0]!;
       if (!KEY_RE.test(key)) {
         throw badRequest(
           'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',

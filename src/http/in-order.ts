@@ -7,11 +7,13 @@ import type { Middleware } from 'koa';
 import type { AppState } from './context.js';
 
 export function inOrderPerConnection(): Middleware<AppState> {
-  /** The request being handled on a connection, while there is one. */
+  /** The last request being handled on a connection, while there is one. */
   const handling = new WeakMap<Socket, Promise<void>>();
   return async (ctx, next) => {
     const socket = ctx.req.socket;
     const before = handling.get(socket);
+    // The usual case, one request at a time on a connection: nothing to wait for, and only
+    // a marker to leave for a request that might come in behind this one.
     let finished!: () => void;
     const mine = new Promise<void>((resolve) => (finished = resolve));
     handling.set(socket, mine);

@@ -3,7 +3,7 @@
 // of the same change, or a writer that read before someone else's change, matches no row.
 // Every change is written in one transaction with its events (run-events.ts): an event
 // exists only if its change was committed.
-import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import { inlineSql, writeScript, writeTransaction, type Db, type TxQuery } from '../db.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -206,6 +206,12 @@ export class RunStore {
     private readonly db: Db,
     /** How long a write, once sent, may wait for MySQL (see writeTransaction). */
     private readonly writeTimeoutMs = 5000,
+    /**
+     * Workers' applied changes as one round trip (writeScript; the pool must allow several
+     * statements a query). Their writes are guarded and retried, so they need not tell "not
+     * stored" from "unknown" as the API's writes must.
+     */
+    private readonly oneTrip = false,
   ) {}
 
   /**
@@ -318,7 +324,7 @@ export class RunStore {
    */
   async storeApplied(changes: Array<{ before: RunRecord; after: RunRecord }>): Promise<void> {
     if (changes.length === 0) return;
-    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+    const write = async (query: TxQuery) => {
       const rows = changes.map((c) => ({
         ...toRow(c.after),
         expectedApplied: c.before.appliedSeq,
@@ -335,7 +341,18 @@ export class RunStore {
         query,
         changes.map((c) => c.after),
       );
+    };
+    if (!this.oneTrip) {
+      await writeTransaction(this.db, this.writeTimeoutMs, write);
+      return;
+    }
+    // The same statements, collected and sent together.
+    const statements: string[] = [];
+    await write(async (sql, values) => {
+      statements.push(values ? inlineSql(sql, values) : sql);
+      return { affectedRows: 0 } as Awaited<ReturnType<TxQuery>>;
     });
+    await writeScript(this.db, this.writeTimeoutMs, statements);
   }
 
   /**
