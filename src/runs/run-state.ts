@@ -460,14 +460,18 @@ export function retryRun(run: RunRecord, now: Date): RunRecord {
 
 /**
  * Marks the current step overdue, if it is still the given step, still current and past its
- * due date, and not marked already; undefined when there is nothing to mark (completed or
- * cancelled first, say). Being overdue is not activity: last_activity does not move.
+ * due date, not marked already and not being completed; undefined when there is nothing to
+ * mark (completed or cancelled first, say). Being overdue is not activity: last_activity does
+ * not move.
  */
 export function markOverdue(run: RunRecord, step: number, now: Date): RunRecord | undefined {
   const doc = run.document;
   const current = doc.current_step === null ? undefined : doc.steps[doc.current_step];
   if (
     run.status !== 'active' ||
+    // A completion waiting for a worker moves the step on: leave it to that, so a worker's
+    // write never meets an overdue marking it did not read.
+    hasPendingChange(run) ||
     doc.current_step !== step ||
     !current?.due_date ||
     current.overdue === true ||

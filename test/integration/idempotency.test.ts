@@ -121,8 +121,10 @@ describe('Idempotency-Key', () => {
       const first = post('/create-workflow-run', createBody(fresh), key, { api: a, tenant: fresh });
       await waitFor('A to hold its COMMIT', () => proxy.holding === 1);
       const keyed = post('/create-workflow-run', createBody(fresh), key, { tenant: fresh });
+      // Neighbours with keys of their own: like the keyed request they look their key up
+      // first, so they reach the batcher together with it.
       const neighbours = Array.from({ length: 30 }, () =>
-        post('/create-workflow-run', createBody(fresh), undefined, { tenant: fresh }),
+        post('/create-workflow-run', createBody(fresh), newKey(), { tenant: fresh }),
       );
       await sleep(500); // B's batch is waiting on the key's lock
       await proxy.releaseHeld();

@@ -256,7 +256,9 @@ describe('run events and the changes made at once', () => {
       },
     ]);
     expect(markOverdue(marked, 0, new Date(due + 2)), 'marked once').to.equal(undefined);
-    const moved = applyPending(requestStepCompletion(run, {}, at(20)), at(30));
+    const completing = requestStepCompletion(run, {}, at(20));
+    expect(markOverdue(completing, 0, new Date(due + 1)), 'being completed').to.equal(undefined);
+    const moved = applyPending(completing, at(30));
     expect(markOverdue(moved, 0, new Date(due + 1)), 'completed first').to.equal(undefined);
     expect(markOverdue(cancelRun(run, undefined, at(20)), 0, new Date(due + 1))).to.equal(
       undefined,
