@@ -324,6 +324,7 @@ export class RunStore {
    */
   async storeApplied(changes: Array<{ before: RunRecord; after: RunRecord }>): Promise<void> {
     if (changes.length === 0) return;
+    const collation = await this.textCollation();
     const write = async (query: TxQuery) => {
       const rows = changes.map((c) => ({
         ...toRow(c.after),
@@ -340,6 +341,7 @@ export class RunStore {
       await insertEventsOfHeld(
         query,
         changes.map((c) => c.after),
+        collation,
       );
     };
     if (!this.oneTrip) {
@@ -379,6 +381,32 @@ export class RunStore {
       if (key) await insertIdempotencyRecords(query, [key]);
       return true;
     });
+  }
+
+  private collation: Promise<string> | undefined;
+
+  /**
+   * The collation of workflow_runs' text columns (it depends on how the database was
+   * created): values the worker compares with them must have the same one.
+   */
+  private textCollation(): Promise<string> {
+    this.collation ??= this.db('information_schema.COLUMNS')
+      .select('COLLATION_NAME as name')
+      .where({ TABLE_NAME: 'workflow_runs', COLUMN_NAME: 'id' })
+      .andWhere('TABLE_SCHEMA', this.db.raw('DATABASE()'))
+      .first()
+      .then((row: { name?: string } | undefined) => {
+        const name = row?.name ?? '';
+        if (!/^utf8mb4_[a-z0-9_]+$/.test(name)) {
+          throw new Error(`unexpected collation of workflow_runs.id: ${name}`);
+        }
+        return name;
+      })
+      .catch((err: unknown) => {
+        this.collation = undefined; // asked again next time
+        throw err;
+      });
+    return this.collation;
   }
 
   /** The run's history, in order. */
@@ -553,18 +581,40 @@ async function updateGuarded(
  * writer made first brings no events of this writer's. An event already stored (the same
  * change written by a second writer, which made the same events) is kept as it is.
  */
-async function insertEventsOfHeld(query: TxQuery, runs: RunRecord[]): Promise<void> {
+async function insertEventsOfHeld(
+  query: TxQuery,
+  runs: RunRecord[],
+  collation: string,
+): Promise<void> {
+  // The events travel as one JSON array read by JSON_TABLE (MySQL 8, MariaDB 10.6+): far less
+  // work for the server than a derived table of one SELECT per event.
   const rows = runs.flatMap((run) =>
-    run.events.map(
-      (event) =>
-        `SELECT ${sqlLiteral(run.id)} AS run_id, ${sqlLiteral(run.organizationId)} AS org_id, ${event.seq} AS event_seq, ${sqlLiteral(event.type)} AS event_type, ${sqlLiteral(new Date(event.at))} AS event_at, ${sqlLiteral(JSON.stringify(event.data))} AS event_data, ${run.appliedSeq} AS held_applied, ${run.eventSeq} AS held_version, ${sqlLiteral(run.status)} AS held_status`,
+    run.events.map((event) =>
+      JSON.stringify({
+        r: run.id,
+        o: run.organizationId,
+        s: event.seq,
+        t: event.type,
+        at: event.at.slice(0, 23).replace('T', ' '),
+        d: JSON.stringify(event.data),
+        ha: run.appliedSeq,
+        hv: run.eventSeq,
+        hs: run.status,
+      }),
     ),
   );
   for (const chunk of chunkBySize(rows, (row) => row.length, STATEMENT_BYTES)) {
     await query(
       'INSERT INTO run_events (`run_id`, `organization_id`, `seq`, `type`, `at`, `data`) ' +
         'SELECT v.run_id, v.org_id, v.event_seq, v.event_type, v.event_at, v.event_data ' +
-        `FROM (${chunk.join(' UNION ALL ')}) AS v ` +
+        `FROM JSON_TABLE(${sqlLiteral(`[${chunk.join(',')}]`)}, '$[*]' COLUMNS (` +
+        // Compared with the table's own columns, so they must share its collation.
+        `run_id VARCHAR(36) CHARACTER SET utf8mb4 COLLATE ${collation} PATH '$.r', ` +
+        "org_id VARCHAR(36) PATH '$.o', " +
+        "event_seq INT UNSIGNED PATH '$.s', event_type VARCHAR(32) PATH '$.t', " +
+        "event_at DATETIME(3) PATH '$.at', event_data LONGTEXT PATH '$.d', " +
+        "held_applied INT UNSIGNED PATH '$.ha', held_version INT UNSIGNED PATH '$.hv', " +
+        `held_status VARCHAR(16) CHARACTER SET utf8mb4 COLLATE ${collation} PATH '$.hs')) AS v ` +
         'JOIN workflow_runs r ON r.id = v.run_id AND r.applied_seq = v.held_applied ' +
         'AND r.event_seq = v.held_version AND r.status = v.held_status ' +
         'ON DUPLICATE KEY UPDATE run_events.seq = run_events.seq',
