@@ -170,8 +170,17 @@ export async function writeScript(
     await Promise.race([
       new Promise<void>((resolve, reject) =>
         // One join: the statements of a batch can be megabytes, and every copy is garbage.
-        conn.query(['START TRANSACTION', ...statements, 'COMMIT'].join('; '), (err) =>
-          err ? reject(err) : resolve(),
+        // READ COMMITTED: an INSERT … SELECT reads the rows it joins as a consistent read
+        // instead of locking them, so it never waits on (or deadlocks with) a request that is
+        // changing one of them; UPDATEs still lock what they change.
+        conn.query(
+          [
+            'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
+            'START TRANSACTION',
+            ...statements,
+            'COMMIT',
+          ].join('; '),
+          (err) => (err ? reject(err) : resolve()),
         ),
       ),
       new Promise<never>((_, reject) => {
