@@ -26,6 +26,7 @@ import {
 } from './templates/template-routes.js';
 import { ErrorSchema } from './http/common-schemas.js';
 import { mountRoutes, type Route } from './http/contract.js';
+import { openApiDocument } from './http/openapi.js';
 import { registerSchemas } from './lib/validation.js';
 import {
   runSchemas,
@@ -80,7 +81,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   ]);
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
   healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
-  mountRoutes(router, apiRoutes(deps), {
+  const routes = apiRoutes(deps);
+  mountRoutes(router, routes, {
     apiKey: [
       requireApiKey(deps.keys),
       rateLimit(
@@ -101,6 +103,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       new IdempotencyStore(deps.db),
       config.idempotencyTtlSeconds * 1000,
     ),
+  });
+
+  // Built once, after every route's schemas are registered; no key needed to read it.
+  const document = JSON.stringify(openApiDocument(routes, config.basePath));
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = document;
   });
 
   app.use(inOrderPerConnection());

@@ -1,5 +1,6 @@
 // A small HTTP client for tests: every answer is read whole and its JSON parsed.
 import { WorkflowRunDetailSchema } from '../../src/runs/run-schemas.js';
+import { assertDescribed } from './api-document.js';
 import { assertServiceSchema, assertSpec, type SpecSchema } from './spec-schemas.js';
 export interface Reply<T = unknown> {
   status: number;
@@ -52,7 +53,8 @@ export function checkReply<T>(reply: Reply<T>, success: SpecSchema, what: string
 
 /**
  * The service's client, bound to one API and one key. Every answer it receives is checked
- * against the spec's schemas, so every test that uses it is also a contract test.
+ * against the spec's schemas and against the API's own OpenAPI document, so every test that
+ * uses it is also a contract test.
  */
 export class Client {
   constructor(
@@ -67,6 +69,7 @@ export class Client {
       body,
       headers,
     });
+    await assertDescribed(this.baseUrl, 'POST', `/${path}`, reply.status, reply.body);
     return checkReply(reply, 'WorkflowRun', path);
   }
 
@@ -91,6 +94,7 @@ export class Client {
       `${this.baseUrl}/get-workflow-runs${query}`,
       { key: this.key },
     );
+    await assertDescribed(this.baseUrl, 'GET', '/get-workflow-runs', reply.status, reply.body);
     return checkReply(reply, 'WorkflowRunSummaryList', 'get-workflow-runs');
   }
 
@@ -99,6 +103,7 @@ export class Client {
       `${this.baseUrl}/get-workflow-run?id=${encodeURIComponent(id)}`,
       { key: this.key },
     );
+    await assertDescribed(this.baseUrl, 'GET', '/get-workflow-run', reply.status, reply.body);
     if (reply.status === 200) assertServiceSchema(WorkflowRunDetailSchema, reply.body);
     else assertSpec('Error', reply.body, `get-workflow-run (${reply.status})`);
     return reply;
@@ -109,6 +114,7 @@ export class Client {
       `${this.baseUrl}/get-workflow-templates${query}`,
       { key: this.key },
     );
+    await assertDescribed(this.baseUrl, 'GET', '/get-workflow-templates', reply.status, reply.body);
     return checkReply(reply, 'WorkflowTemplateList', 'get-workflow-templates');
   }
 }

@@ -1,0 +1,124 @@
+// The OpenAPI 3.1 document of the API, generated from the routes' own contracts and the named
+// schemas they use: nothing here describes an endpoint a second time. Served at /openapi.json.
+import { registeredSchemas } from '../lib/validation.js';
+import { responsesOf, type Route } from './contract.js';
+
+type Json = Record<string, unknown>;
+
+/** A schema as the document holds it: no $id, and references by $id pointed at components. */
+function forDocument(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(forDocument);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(schema as Json)) {
+    if (key === '$id') continue;
+    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) {
+      out.$ref = `#/components/schemas/${value}`;
+    } else if (key === 'example') {
+      out.examples = [value]; // JSON Schema 2020-12 spells it so
+    } else {
+      out[key] = forDocument(value);
+    }
+  }
+  return out;
+}
+
+function bodySchema(schema: string | Json): unknown {
+  return typeof schema === 'string'
+    ? { $ref: `#/components/schemas/${schema}` }
+    : forDocument(schema);
+}
+
+function operation(route: Route): Json {
+  const parameters: Json[] = [];
+  const query = route.query as
+    { properties?: Record<string, Json>; required?: string[] } | undefined;
+  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+    const { description, ...rest } = schema;
+    parameters.push({
+      name,
+      in: 'query',
+      required: query?.required?.includes(name) ?? false,
+      ...(description ? { description } : {}),
+      schema: forDocument(rest),
+    });
+  }
+  if (route.method === 'POST') {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes the request safe to retry: the same key with the same body gets the first answer again.',
+      schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+    });
+  }
+  const responses: Json = {};
+  for (const [status, response] of Object.entries(responsesOf(route))) {
+    const headers: Json = {};
+    for (const [name, description] of Object.entries(response.headers ?? {})) {
+      headers[name] = { description, schema: { type: 'string' } };
+    }
+    if (route.method === 'POST' && Number(status) < 300) {
+      headers['Idempotent-Replayed'] = {
+        description: '"true" when this is the stored answer to an earlier request with the key',
+        schema: { type: 'string', enum: ['true'] },
+      };
+    }
+    responses[status] = {
+      description: response.description,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(response.schema
+        ? { content: { 'application/json': { schema: bodySchema(response.schema) } } }
+        : {}),
+    };
+  }
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.auth === 'apiKey' ? { security: [{ apiKey: [] }] } : { security: [] }),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: bodySchema(route.body.$id) } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+export function openApiDocument(routes: readonly Route[], basePath: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  }
+  const schemas: Json = {};
+  for (const [id, schema] of registeredSchemas()) schemas[id] = forDocument(schema);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Workflow run service',
+      version: '1.0.0',
+      description:
+        'Create workflow runs from templates, follow them (one run in full, its history, filtered lists) and steer them (complete a step, cancel, retry). Every request but this document carries the API key in Authorization.',
+    },
+    servers: [{ url: basePath || '/' }],
+    security: [{ apiKey: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The API key itself, or "Bearer <key>".',
+        },
+      },
+    },
+  };
+}

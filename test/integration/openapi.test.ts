@@ -1,0 +1,97 @@
+// GET /openapi.json: an OpenAPI 3.1 document generated from the routes' contracts, valid by a
+// third-party validator, describing every route, and for the spec's three endpoints the spec's
+// field names and types exactly.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import { request } from '../support/http.js';
+import { startApi, type ApiProcess } from '../support/processes.js';
+import { specSchemas } from '../support/spec-schemas.js';
+
+type Json = Record<string, unknown>;
+
+describe('the API document: GET /openapi.json', () => {
+  let api: ApiProcess;
+  let document: Json;
+
+  before(async () => {
+    api = await startApi({ BASE_PATH: '/api/v1' });
+    const res = await request<Json>(`${api.url}/openapi.json`); // no key needed
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/application\/json/);
+    document = res.body;
+  });
+
+  after(() => api?.stop());
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors ?? [], JSON.stringify(result.errors ?? []).slice(0, 2000)).to.deep.equal(
+      [],
+    );
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+    expect(document.servers).to.deep.equal([{ url: '/api/v1' }]);
+  });
+
+  it('describes every route, its key, its bodies and its answers', () => {
+    const paths = document.paths as Record<string, Record<string, Json>>;
+    expect(Object.keys(paths).sort()).to.deep.equal(
+      [
+        '/cancel-workflow-run',
+        '/complete-workflow-step',
+        '/create-workflow-run',
+        '/get-workflow-run',
+        '/get-workflow-runs',
+        '/get-workflow-templates',
+        '/retry-workflow-run',
+      ].sort(),
+    );
+    const create = paths['/create-workflow-run']!.post!;
+    expect(create.operationId).to.equal('createWorkflowRun');
+    expect(create.security).to.deep.equal([{ apiKey: [] }]);
+    expect(create.requestBody).to.deep.include({ required: true });
+    expect(Object.keys(create.responses as Json)).to.include.members([
+      '200',
+      '400',
+      '403',
+      '409',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    const headers = (create.parameters as Json[]).map((p) => `${String(p.in)}:${String(p.name)}`);
+    expect(headers).to.include('header:Idempotency-Key');
+    const list = paths['/get-workflow-runs']!.get!;
+    const names = (list.parameters as Json[]).map((p) => p.name);
+    expect(names).to.include.members(['limit', 'cursor', 'status', 'assignee', 'overdue']);
+    const ok = (list.responses as Record<string, Json>)['200']!;
+    expect(ok.headers).to.have.property('Link');
+    const schemes = (document.components as Json).securitySchemes as Json;
+    expect(schemes.apiKey).to.deep.include({ type: 'apiKey', in: 'header', name: 'Authorization' });
+  });
+
+  it('gives the spec’s three resources the spec’s field names and types', () => {
+    const schemas = (document.components as Json).schemas as Record<string, Json>;
+    const pairs: Array<[string, Json]> = [
+      ['WorkflowRun', specSchemas.WorkflowRun as unknown as Json],
+      [
+        'WorkflowRunSummary',
+        (specSchemas.WorkflowRunSummaryList as unknown as { items: Json }).items,
+      ],
+      ['WorkflowTemplate', (specSchemas.WorkflowTemplateList as unknown as { items: Json }).items],
+    ];
+    for (const [name, spec] of pairs) {
+      const ours = schemas[name]!;
+      const specProps = spec.properties as Record<string, { type: string; format?: string }>;
+      const ourProps = ours.properties as Record<string, { type: string; format?: string }>;
+      expect(Object.keys(ourProps).sort(), name).to.deep.equal(Object.keys(specProps).sort());
+      for (const [field, type] of Object.entries(specProps)) {
+        expect(ourProps[field]!.type, `${name}.${field}`).to.equal(type.type);
+        expect(ourProps[field]!.format, `${name}.${field} format`).to.equal(type.format);
+      }
+      expect(ours.additionalProperties, name).to.equal(false);
+    }
+  });
+});
