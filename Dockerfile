@@ -10,7 +10,9 @@ COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY src ./src
 COPY workers ./workers
 COPY migrations ./migrations
-RUN npx tsc -p tsconfig.build.json
+COPY scripts/copy-assets.mjs ./scripts/
+# The docs page's Redoc bundle goes into dist/assets: the runtime image has no dev packages.
+RUN npx tsc -p tsconfig.build.json && node scripts/copy-assets.mjs
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

@@ -27,6 +27,7 @@ import {
 import { ErrorSchema } from './http/common-schemas.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { openApiDocument } from './http/openapi.js';
+import { docsRoutes } from './http/docs-routes.js';
 import { registerSchemas } from './lib/validation.js';
 import {
   runSchemas,
@@ -111,6 +112,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ctx.type = 'application/json';
     ctx.body = document;
   });
+  docsRoutes(router);
 
   app.use(inOrderPerConnection());
   app.use(requestContext(deps.log, deps.isShuttingDown));
