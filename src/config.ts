@@ -26,6 +26,8 @@ export interface Config {
   writeTimeoutMs: number;
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyTtlSeconds: number;
+  /** Port of this process's /metrics server; undefined: none. */
+  metricsPort: number | undefined;
   /** Requests per key per window; 0 turns the limiter off. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyTimeoutMs: int(env, 'BODY_TIMEOUT_MS', 30000, 100, 600000),
     writeTimeoutMs: int(env, 'WRITE_TIMEOUT_MS', 5000, 100, 600000),
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     rateLimitMax: int(env, 'RATE_LIMIT_MAX', 6000, 0, 1_000_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 2000, 0, 60000),

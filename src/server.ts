@@ -2,6 +2,8 @@
 // requests finish, writes every accepted run and closes its connections.
 import { createServer } from 'node:http';
 import { createApp } from './app.js';
+import { registerProcessGauges } from './metrics/gauges.js';
+import { startMetricsServer } from './metrics/server.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { KeyStore } from './auth/key-store.js';
 import { loadConfigOrExit } from './config.js';
@@ -40,6 +42,9 @@ const app = createApp({
   isShuttingDown: () => shuttingDown,
 });
 
+registerProcessGauges({ db, redisPing: () => redis.ping() });
+const metricsServer = startMetricsServer(config.metricsPort, log);
+
 const server = createServer(app.callback());
 answerClientErrors(server, log);
 server.keepAliveTimeout = 5000;
@@ -59,5 +64,6 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await runService.drain();
   await queue.close().catch(() => undefined);
   redis.disconnect();
+  metricsServer?.close();
   await db.destroy();
 });

@@ -17,6 +17,8 @@ import { applyRunsProcessor } from './processors/apply-runs.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { Reconciler } from './reconciler.js';
 import { RunApplier } from './run-applier.js';
+import { registerProcessGauges } from '../src/metrics/gauges.js';
+import { startMetricsServer } from '../src/metrics/server.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
@@ -61,6 +63,12 @@ const reconciler = new Reconciler(
   new IdempotencyStore(db),
 );
 reconciler.start();
+registerProcessGauges({
+  db,
+  redisPing: () => runsQueue.getJobCounts('waiting'), // a Redis round trip
+  queues: { applyRuns: runsQueue, stepDue: dueQueue },
+});
+const metricsServer = startMetricsServer(config.metricsPort, log);
 log.info('worker started', {
   kinds: Object.keys(JOB_KINDS),
   concurrency: config.workerConcurrency,
@@ -82,5 +90,6 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
     ),
   );
   await Promise.all([runsQueue.close(), dueQueue.close()].map((p) => p.catch(() => undefined)));
+  metricsServer?.close();
   await db.destroy();
 });

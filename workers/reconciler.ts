@@ -6,6 +6,7 @@
 //   - steps past their due date and not marked overdue (their timer lost) are marked here;
 //   - expired Idempotency-Keys are deleted.
 import type { Logger } from '../src/logger.js';
+import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
 import type { RunNotifier } from '../src/runs/run-notifier.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { markPastDueSteps } from '../src/runs/due-timers.js';
@@ -48,6 +49,7 @@ export class Reconciler {
       new Date(Date.now() - this.options.afterMs),
       this.options.batch ?? 1000,
     );
+    overdueMarkedByReconciler.inc(marked);
     if (marked > 0) this.log.info('marked overdue steps whose timers were lost', { runs: marked });
     return marked;
   }
@@ -64,7 +66,10 @@ export class Reconciler {
       unapplied.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
       `_r${round}`,
     );
-    if (sent) this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
+    if (sent) {
+      reconcilerReenqueued.inc(unapplied.length);
+      this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
+    }
     return sent ? unapplied.length : 0;
   }
 

@@ -2,6 +2,7 @@
 // SELECT and written back in one guarded UPDATE. A run whose change another worker already
 // applied is skipped by the guard, so delivering a job twice changes nothing.
 import { OutcomeUnknownError, isTransientError } from '../src/errors.js';
+import { countChange } from '../src/metrics/metrics.js';
 import { Batcher } from '../src/lib/batcher.js';
 import {
   applyPending,
@@ -84,6 +85,9 @@ export class RunApplier {
     // way nothing more is owed for them here).
     try {
       await this.store.storeApplied(changes);
+      for (const { before, after } of changes) {
+        countChange(before.document.pending?.type ?? 'apply', after.events);
+      }
       return changes.map((c) => c.after);
     } catch (err) {
       if (isTransientError(err) || err instanceof OutcomeUnknownError) throw err;

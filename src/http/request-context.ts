@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
 import { HttpError, OutcomeUnknownError, isTransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { httpDuration } from '../metrics/metrics.js';
 import type { AppState } from './context.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -74,6 +75,16 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
       }
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The route's template, never the path itself: a label must have few values.
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      httpDuration.observe(
+        {
+          route: typeof route === 'string' ? route : 'unmatched',
+          method: ctx.method,
+          status: String(ctx.status),
+        },
+        ms / 1000,
+      );
       log.info('request', {
         requestId,
         method: ctx.method,

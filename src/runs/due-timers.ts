@@ -7,6 +7,7 @@ import type { Queue } from 'bullmq';
 import { dueBucket, stepDueJobId, type StepDueData } from '../jobs/step-due.js';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { countChange } from '../metrics/metrics.js';
 import { markOverdue, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
 
@@ -82,7 +83,10 @@ export async function markStepOverdue(
     if (!run) return false;
     const next = markOverdue(run, step, now);
     if (!next) return false;
-    if (await store.storeChange(run, next)) return true;
+    if (await store.storeChange(run, next)) {
+      countChange('overdue', next.events);
+      return true;
+    }
     // Someone changed the run meanwhile (a completion applied, a cancel): look again.
   }
   return false;

@@ -14,6 +14,7 @@ import {
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
 import type { WriteGate } from '../lib/deadline.js';
+import { countChange, runsCreated } from '../metrics/metrics.js';
 import { resourceJson } from './run-views.js';
 import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
@@ -152,9 +153,9 @@ export class RunService {
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = cancelRun(run, request.reason, new Date());
-      return (await this.runs.storeChange(run, next, answered(claim, 200, next)))
-        ? next
-        : undefined;
+      if (!(await this.runs.storeChange(run, next, answered(claim, 200, next)))) return undefined;
+      countChange('cancel', next.events);
+      return next;
     });
   }
 
@@ -168,6 +169,7 @@ export class RunService {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = retryRun(run, new Date());
       if (!(await this.runs.storeChange(run, next, answered(claim, 202, next)))) return undefined;
+      countChange('retry', next.events);
       await this.notifier.notify(
         [{ runId: next.id, seq: next.requestedSeq }],
         `_retry${next.eventSeq}`,
@@ -242,6 +244,8 @@ export class RunService {
       );
     }
     const stored = results.filter((r): r is RunRecord => !(r instanceof Error));
+    runsCreated.inc(stored.length);
+    for (const run of stored) countChange('create', run.events);
     // Answer as soon as the runs are committed: the job is only a notification (and the
     // reconciler covers a lost one), so callers do not wait for Redis too.
     this.notifier.post(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })));

@@ -9,6 +9,7 @@ import {
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
 import { chunkBySize } from '../lib/chunks.js';
+import { countChange } from '../metrics/metrics.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
 import {
   fromEventRow,
@@ -454,6 +455,7 @@ export class RunStore {
     await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const result = await query(update.sql, update.bindings);
       if (result.affectedRows !== 1) return;
+      countChange('fail', [{ type: 'run.failed' }]);
       const data: Record<string, unknown> = { error: message };
       if (row.current_step_name !== null) data.step = row.current_step_name;
       await insertEvents(query, [

@@ -1,0 +1,75 @@
+// Gauges a process registers for what it holds: its MySQL pool, whether MySQL and Redis
+// answer, and (in workers) the jobs of each kind by state, read from BullMQ when scraped.
+import type { Queue } from 'bullmq';
+import type { Db } from '../db.js';
+import { withTimeout } from '../lib/with-timeout.js';
+import { gauge } from './metrics.js';
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+async function answers(check: () => Promise<unknown>): Promise<number> {
+  try {
+    await withTimeout(check(), 1000, 'metrics check');
+    return 1;
+  } catch {
+    return 0;
+  }
+}
+
+export function registerProcessGauges(deps: {
+  db: Db;
+  /** A Redis connection to ping; BullMQ's own when the process has no other. */
+  redisPing: () => Promise<unknown>;
+  /** Queues by job kind name, for the job counts (workers). */
+  queues?: Record<string, Queue>;
+}): void {
+  gauge(
+    'wrs_db_pool_connections',
+    'MySQL pool connections by state (used, free) and requests waiting for one (pending).',
+    ['state'],
+    async (set) => {
+      const pool = deps.db.client.pool as TarnPool | undefined;
+      if (!pool) return;
+      set({ state: 'used' }, pool.numUsed());
+      set({ state: 'free' }, pool.numFree());
+      set({ state: 'pending' }, pool.numPendingAcquires());
+    },
+  );
+  gauge(
+    'wrs_dependency_up',
+    'Whether MySQL and Redis answer (1) or not (0).',
+    ['dependency'],
+    async (set) => {
+      const [mysql, redis] = await Promise.all([
+        answers(() => deps.db.raw('SELECT 1')),
+        answers(deps.redisPing),
+      ]);
+      set({ dependency: 'mysql' }, mysql);
+      set({ dependency: 'redis' }, redis);
+    },
+  );
+  const queues = deps.queues;
+  if (queues) {
+    gauge(
+      'wrs_jobs',
+      'Jobs by kind and state, as BullMQ holds them.',
+      ['kind', 'state'],
+      async (set) => {
+        await Promise.all(
+          Object.entries(queues).map(async ([kind, queue]) => {
+            const counts = await withTimeout(
+              queue.getJobCounts('waiting', 'active', 'delayed', 'failed'),
+              1000,
+              'job counts',
+            ).catch(() => undefined);
+            for (const [state, value] of Object.entries(counts ?? {})) set({ kind, state }, value);
+          }),
+        );
+      },
+    );
+  }
+}

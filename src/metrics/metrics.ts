@@ -1,0 +1,74 @@
+// The process's Prometheus metrics (prom-client): one registry per process, the default
+// process metrics, and the service's own. Names and labels follow Prometheus conventions:
+// `_total` counters, `_seconds` in base units, and no label whose values have no bound (never
+// a run id or an organization id). Served only on METRICS_PORT (metrics/server.ts), never on
+// the public API port.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const httpDuration = new Histogram({
+  name: 'wrs_http_request_duration_seconds',
+  help: 'Time from a request arriving to its answer, by route template, method and status.',
+  labelNames: ['route', 'method', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+  registers: [registry],
+});
+
+export const runsCreated = new Counter({
+  name: 'wrs_runs_created_total',
+  help: 'Runs created (committed).',
+  registers: [registry],
+});
+
+export const changesApplied = new Counter({
+  name: 'wrs_run_changes_total',
+  help: 'Changes of runs committed, by type (start, complete_step, cancel, retry, overdue, fail).',
+  labelNames: ['type'] as const,
+  registers: [registry],
+});
+
+export const eventsWritten = new Counter({
+  name: 'wrs_run_events_total',
+  help: 'Run events committed with their changes, by event type.',
+  labelNames: ['type'] as const,
+  registers: [registry],
+});
+
+export const reconcilerReenqueued = new Counter({
+  name: 'wrs_reconciler_reenqueued_total',
+  help: 'Runs whose waiting change the reconciler enqueued again.',
+  registers: [registry],
+});
+
+export const overdueMarkedByReconciler = new Counter({
+  name: 'wrs_reconciler_overdue_marked_total',
+  help: 'Steps the reconciler marked overdue because their timer was lost.',
+  registers: [registry],
+});
+
+/** Gauges read when scraped: each asks its source then, so they are never stale. */
+export function gauge(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>,
+): Gauge {
+  return new Gauge({
+    name,
+    help,
+    labelNames: labelNames as string[],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      await collect((labels, value) => this.set(labels, value));
+    },
+  });
+}
+
+/** Counts one committed change of a run and the events it was written with. */
+export function countChange(type: string, events: ReadonlyArray<{ type: string }>): void {
+  changesApplied.inc({ type });
+  for (const event of events) eventsWritten.inc({ type: event.type });
+}

@@ -1,0 +1,130 @@
+// Prometheus metrics: the API and the worker each serve /metrics on their own METRICS_PORT
+// (never on the API port), and the counters move by what was done during a real run.
+import { expect } from 'chai';
+import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
+import { Client, request } from '../support/http.js';
+import {
+  freePort,
+  startApi,
+  startWorker,
+  type ApiProcess,
+  type ServiceProcess,
+} from '../support/processes.js';
+import { testDb } from '../support/root-hooks.js';
+import { waitFor } from '../support/wait.js';
+
+/** Every sample of a Prometheus text page, keyed `name{labels}` as written. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const space = line.lastIndexOf(' ');
+    out.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return out;
+}
+
+describe('metrics: GET /metrics on METRICS_PORT', () => {
+  let api: ApiProcess;
+  let worker: ServiceProcess;
+  let apiMetrics: string;
+  let workerMetrics: string;
+  let tenant: Tenant;
+  let client: Client;
+
+  before(async () => {
+    const [apiPort, workerPort] = [await freePort(), await freePort()];
+    apiMetrics = `http://127.0.0.1:${apiPort}/metrics`;
+    workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
+    [api, worker] = await Promise.all([
+      startApi({ METRICS_PORT: String(apiPort) }),
+      startWorker({ METRICS_PORT: String(workerPort) }),
+    ]);
+    tenant = await createTenant(testDb());
+    client = new Client(api.url, tenant.key);
+  });
+
+  after(async () => {
+    await Promise.all([api?.stop(), worker?.stop()]);
+  });
+
+  async function scrape(url: string): Promise<{ text: string; values: Map<string, number> }> {
+    const res = await fetch(url);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/plain/);
+    const text = await res.text();
+    return { text, values: samples(text) };
+  }
+
+  const value = (m: Map<string, number>, key: string) => m.get(key) ?? 0;
+
+  it('moves the counters by what was done, in the API and in the worker', async () => {
+    const apiBefore = (await scrape(apiMetrics)).values;
+    const workerBefore = (await scrape(workerMetrics)).values;
+
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await client.createRun(createBody(tenant));
+      expect(res.status).to.equal(200);
+      ids.push(res.body.id as string);
+    }
+    for (const id of ids) {
+      await waitFor(
+        'start',
+        async () => (await testDb()('workflow_runs').where({ id }).first()).status === 'active',
+      );
+    }
+    expect(
+      (await client.completeStep({ workflow_run_id: ids[0], step_name: 'Request' })).status,
+    ).to.equal(202);
+    await waitFor(
+      'step 2',
+      async () =>
+        (await testDb()('workflow_runs').where({ id: ids[0] }).first()).current_step_name ===
+        'Approval',
+    );
+    expect((await client.cancelRun({ workflow_run_id: ids[1] })).status).to.equal(200);
+
+    const apiAfter = await scrape(apiMetrics);
+    const a = apiAfter.values;
+    expect(
+      value(a, 'wrs_runs_created_total') - value(apiBefore, 'wrs_runs_created_total'),
+    ).to.equal(5);
+    expect(
+      value(a, 'wrs_run_events_total{type="run.created"}') -
+        value(apiBefore, 'wrs_run_events_total{type="run.created"}'),
+    ).to.equal(5);
+    expect(
+      value(a, 'wrs_run_changes_total{type="cancel"}') -
+        value(apiBefore, 'wrs_run_changes_total{type="cancel"}'),
+    ).to.equal(1);
+    const created =
+      'wrs_http_request_duration_seconds_count{route="/create-workflow-run",method="POST",status="200"}';
+    expect(value(a, created) - value(apiBefore, created)).to.equal(5);
+    expect(value(a, 'wrs_dependency_up{dependency="mysql"}')).to.equal(1);
+    expect(value(a, 'wrs_dependency_up{dependency="redis"}')).to.equal(1);
+    expect(a.has('wrs_db_pool_connections{state="used"}')).to.equal(true);
+    expect(a.has('process_cpu_user_seconds_total')).to.equal(true);
+
+    const w = (await scrape(workerMetrics)).values;
+    const moved = (key: string) => value(w, key) - value(workerBefore, key);
+    expect(moved('wrs_run_changes_total{type="start"}')).to.equal(5);
+    expect(moved('wrs_run_events_total{type="run.started"}')).to.equal(5);
+    expect(moved('wrs_run_changes_total{type="complete_step"}')).to.equal(1);
+    expect(moved('wrs_run_events_total{type="step.completed"}')).to.equal(1);
+    for (const kind of ['applyRuns', 'stepDue']) {
+      expect(w.has(`wrs_jobs{kind="${kind}",state="waiting"}`), kind).to.equal(true);
+    }
+    expect(w.get('wrs_jobs{kind="stepDue",state="delayed"}')).to.be.at.least(1); // due timers
+
+    // Bounded labels: no run, organization or key ever appears in a metric.
+    for (const secret of [...ids, tenant.orgId, tenant.key]) {
+      expect(apiAfter.text).not.to.include(secret);
+    }
+  });
+
+  it('is not served on the API port', async () => {
+    const res = await request(`${api.url}/metrics`, { key: tenant.key });
+    expect(res.status).to.equal(404);
+  });
+});
