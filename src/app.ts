@@ -28,6 +28,8 @@ import { ErrorSchema } from './http/common-schemas.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { openApiDocument } from './http/openapi.js';
 import { docsRoutes } from './http/docs-routes.js';
+import { operatorBoard } from './http/operator-board.js';
+import type { Queue } from 'bullmq';
 import { registerSchemas } from './lib/validation.js';
 import {
   runSchemas,
@@ -48,6 +50,8 @@ export interface AppDeps {
   runs: RunStore;
   runService: RunService;
   isShuttingDown: () => boolean;
+  /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
+  boardQueues?: Queue[];
 }
 
 /** Every route of the API, with its contract; the app mounts them and a document can list them. */
@@ -116,6 +120,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   app.use(inOrderPerConnection());
   app.use(requestContext(deps.log, deps.isShuttingDown));
+  const board = operatorBoard({
+    token: config.operatorToken,
+    basePath: config.basePath,
+    queues: deps.boardQueues ?? [],
+  });
+  if (board) app.use(board);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -26,6 +26,8 @@ export interface Config {
   writeTimeoutMs: number;
   /** How long an Idempotency-Key and its answer are kept. */
   idempotencyTtlSeconds: number;
+  /** Opens Bull Board at /admin/queues; undefined: no board. */
+  operatorToken: string | undefined;
   /** Port of this process's /metrics server; undefined: none. */
   metricsPort: number | undefined;
   /** Requests per key per window; 0 turns the limiter off. */
@@ -90,6 +92,15 @@ function basePath(env: Env): string {
   return raw.replace(/\/$/, '');
 }
 
+function operatorToken(env: Env): string | undefined {
+  const raw = env.OPERATOR_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) {
+    throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters, without spaces');
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -120,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     writeTimeoutMs: int(env, 'WRITE_TIMEOUT_MS', 5000, 100, 600000),
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+    operatorToken: operatorToken(env),
     rateLimitMax: int(env, 'RATE_LIMIT_MAX', 6000, 0, 1_000_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 2000, 0, 60000),

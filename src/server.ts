@@ -11,6 +11,7 @@ import { createDb } from './db.js';
 import { onShutdown, throttledWarn } from './lib/process.js';
 import { createLogger } from './logger.js';
 import { applyRunsJob } from './jobs/apply-runs.js';
+import { JOB_KINDS } from './jobs/kinds.js';
 import { createProducerRedis, createQueue } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
@@ -30,6 +31,11 @@ const runs = new RunStore(db, config.writeTimeoutMs);
 const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
 let shuttingDown = false;
 
+// The operators' board shows every job kind's queue; the API only opens the others for it.
+const boardQueues = config.operatorToken
+  ? [queue, createQueue(JOB_KINDS.stepDue, config, 'wrs-api-board')]
+  : [];
+
 const app = createApp({
   config,
   log,
@@ -40,6 +46,7 @@ const app = createApp({
   runs,
   runService,
   isShuttingDown: () => shuttingDown,
+  boardQueues,
 });
 
 registerProcessGauges({ db, redisPing: () => redis.ping() });
@@ -62,7 +69,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await closed;
   clearTimeout(force);
   await runService.drain();
-  await queue.close().catch(() => undefined);
+  await Promise.all([queue, ...boardQueues.slice(1)].map((q) => q.close().catch(() => undefined)));
   redis.disconnect();
   metricsServer?.close();
   await db.destroy();
