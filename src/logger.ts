@@ -1,9 +1,11 @@
-// JSON-lines logger. One line per event on stdout; fields are flat and never carry
-// secrets: callers pass ids, never keys or Authorization headers.
-import { writeSync } from 'node:fs';
+// JSON-lines logs through pino: one line per event on stdout, with the level as a word and the
+// time in ISO 8601. Callers pass ids, never keys; pino's redaction stands behind that promise
+// for fields named like credentials. Lines go out through one asynchronous destination per
+// process (lines that come while one write is under way go out together; flushed at exit),
+// so a busy request path does not pay for a write per line. For people:
+// `npm start | npx pino-pretty`.
+import pino from 'pino';
 import type { LogLevel } from './config.js';
-
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
 export type LogFields = Record<string, unknown>;
 
@@ -15,10 +17,20 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/** Fields that must never reach a log line with their value, wherever a caller put them. */
+export const REDACTED_PATHS = [
+  'authorization',
+  'key',
+  'apiKey',
+  'token',
+  'password',
+  'headers.authorization',
+];
+
+/** An error as a few flat fields: database errors quote whole statements, values included. */
 function errorFields(err: unknown): LogFields {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    // Database errors quote their whole statement, values included: keep the log line short.
     const message =
       err.message.length > 300
         ? `${err.message.slice(0, 150)} … ${err.message.slice(-150)}`
@@ -28,52 +40,50 @@ function errorFields(err: unknown): LogFields {
   return { err: String(err) };
 }
 
-// Lines are written once per event-loop turn: one write for every request of a busy turn
-// instead of one each. What is still buffered when the process exits is written synchronously.
-let pending: string[] = [];
-let scheduled = false;
-
-function flush(): void {
-  scheduled = false;
-  if (pending.length === 0) return;
-  const chunk = pending.join('');
-  pending = [];
-  process.stdout.write(chunk);
+function fieldsOf(fields: LogFields | undefined): LogFields {
+  if (!fields) return {};
+  return 'err' in fields ? { ...fields, ...errorFields(fields.err) } : fields;
 }
 
-function buffered(line: string): void {
-  pending.push(line);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(flush);
-  }
-}
-
-process.on('exit', () => {
-  if (pending.length > 0) writeSync(1, pending.join(''));
-  pending = [];
-});
-
-export function createLogger(level: LogLevel, base: LogFields = {}): Logger {
-  const threshold = ORDER[level];
-  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields) => {
-    if (ORDER[lvl] < threshold) return;
-    const extra: LogFields = { ...fields };
-    if ('err' in extra) Object.assign(extra, errorFields(extra.err));
-    const line = JSON.stringify({
-      level: lvl,
-      time: new Date().toISOString(),
-      msg,
-      ...base,
-      ...extra,
-    });
-    buffered(line + '\n');
-  };
+function wrap(p: pino.Logger): Logger {
   return {
-    debug: (m, f) => write('debug', m, f),
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }),
+    debug: (msg, fields) => p.debug(fieldsOf(fields), msg),
+    info: (msg, fields) => p.info(fieldsOf(fields), msg),
+    warn: (msg, fields) => p.warn(fieldsOf(fields), msg),
+    error: (msg, fields) => p.error(fieldsOf(fields), msg),
+    child: (fields) => wrap(p.child(fields)),
   };
+}
+
+let stdout: ReturnType<typeof pino.destination> | undefined;
+
+/** The process's one stdout destination, flushed when the process exits. */
+function processStdout(): pino.DestinationStream {
+  if (!stdout) {
+    // Asynchronous: lines written while a write is under way go out together in the next.
+    const destination = pino.destination({ dest: 1, sync: false });
+    process.on('exit', () => destination.flushSync());
+    stdout = destination;
+  }
+  return stdout;
+}
+
+export function createLogger(
+  level: LogLevel,
+  base: LogFields = {},
+  destination: pino.DestinationStream = processStdout(),
+): Logger {
+  return wrap(
+    pino(
+      {
+        level,
+        base,
+        messageKey: 'msg',
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+        redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      },
+      destination,
+    ),
+  );
 }
