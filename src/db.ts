@@ -94,20 +94,16 @@ export function databaseName(databaseUrl: string): string {
 export type TxQuery = (sql: string, values?: readonly unknown[]) => Promise<ResultSetHeader>;
 
 /**
- * Runs `work` in one transaction on one connection and commits it, the whole bounded by
- * timeoutMs, so that a caller can always tell whether it was stored:
- *   - it resolves: committed;
- *   - it rejects with anything but OutcomeUnknownError: nothing was stored. A statement that
- *     did not answer in time, or a connection lost before the COMMIT, ends with the connection
- *     cut, and MySQL rolls back the open transaction of a connection that is gone;
- *   - OutcomeUnknownError: the COMMIT was sent and no answer came, so it may have been stored.
- * Autocommit statements could not give this: one that was sent and not answered may still
- * commit after the caller was told it failed.
+ * Lends `use` one pooled connection whose statements fail with WriteTimeoutError once
+ * timeoutMs have passed. When `use` fails, the open transaction is rolled back: by a ROLLBACK
+ * on a connection that is still sound, or, when the connection timed out, was lost or saw its
+ * COMMIT unanswered, by cutting it (MySQL rolls back the transaction of a connection that is
+ * gone, and the pool replaces a destroyed connection rather than reuse it).
  */
-export async function writeTransaction<T>(
+async function onWriteConnection<T>(
   db: Db,
   timeoutMs: number,
-  work: (query: TxQuery) => Promise<T>,
+  use: (query: TxQuery) => Promise<T>,
 ): Promise<T> {
   const conn = (await db.client.acquireConnection()) as Connection;
   let timer: NodeJS.Timeout | undefined;
@@ -125,29 +121,55 @@ export async function writeTransaction<T>(
       }),
       expired,
     ]);
-  let committing = false;
   let healthy = true;
   try {
-    await query('START TRANSACTION');
-    const result = await work(query);
-    committing = true;
-    await query('COMMIT');
-    return result;
+    return await use(query);
   } catch (err) {
-    // A timeout or a lost connection leaves the connection unusable (or busy): cut it. An
-    // error the server answered with (a deadlock, a refused value) leaves it healthy, and a
-    // COMMIT the server refused did not commit.
-    const lost = err instanceof WriteTimeoutError || isConnectionLost(err);
-    if (lost) healthy = false;
-    if (committing && lost) throw new OutcomeUnknownError(err);
+    healthy = !(
+      err instanceof WriteTimeoutError ||
+      err instanceof OutcomeUnknownError ||
+      isConnectionLost(err)
+    );
     if (healthy) await query('ROLLBACK').catch(() => (healthy = false));
     throw err;
   } finally {
     clearTimeout(timer);
-    // A destroyed connection fails the pool's validation and is replaced, never reused.
     if (!healthy) conn.destroy();
     await db.client.releaseConnection(conn);
   }
+}
+
+/**
+ * Runs `work` in one transaction on one connection and commits it, the whole bounded by
+ * timeoutMs, so that a caller can always tell whether it was stored:
+ *   - it resolves: committed;
+ *   - it rejects with anything but OutcomeUnknownError: nothing was stored. A statement that
+ *     did not answer in time, or a connection lost before the COMMIT, ends with the connection
+ *     cut, and MySQL rolls back the open transaction of a connection that is gone;
+ *   - OutcomeUnknownError: the COMMIT was sent and no answer came, so it may have been stored.
+ * Autocommit statements could not give this: one that was sent and not answered may still
+ * commit after the caller was told it failed.
+ */
+export function writeTransaction<T>(
+  db: Db,
+  timeoutMs: number,
+  work: (query: TxQuery) => Promise<T>,
+): Promise<T> {
+  return onWriteConnection(db, timeoutMs, async (query) => {
+    await query('START TRANSACTION');
+    const result = await work(query);
+    try {
+      await query('COMMIT');
+    } catch (err) {
+      // An error the server answered with means it did not commit; a timeout or a lost
+      // connection leaves the outcome unknown.
+      if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
+        throw new OutcomeUnknownError(err);
+      }
+      throw err;
+    }
+    return result;
+  });
 }
 
 /**
@@ -163,41 +185,20 @@ export async function writeScript(
   statements: readonly string[],
 ): Promise<void> {
   if (statements.length === 0) return;
-  const conn = (await db.client.acquireConnection()) as Connection;
-  let timer: NodeJS.Timeout | undefined;
-  let healthy = true;
-  try {
-    await Promise.race([
-      new Promise<void>((resolve, reject) =>
-        // One join: the statements of a batch can be megabytes, and every copy is garbage.
-        // READ COMMITTED: an INSERT … SELECT reads the rows it joins as a consistent read
-        // instead of locking them, so it never waits on (or deadlocks with) a request that is
-        // changing one of them; UPDATEs still lock what they change.
-        conn.query(
-          [
-            'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
-            'START TRANSACTION',
-            ...statements,
-            'COMMIT',
-          ].join('; '),
-          (err) => (err ? reject(err) : resolve()),
-        ),
-      ),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new WriteTimeoutError(timeoutMs)), timeoutMs);
-      }),
-    ]);
-  } catch (err) {
-    healthy = !(err instanceof WriteTimeoutError || isConnectionLost(err));
-    if (healthy) {
-      await new Promise<void>((resolve) => conn.query('ROLLBACK', () => resolve()));
-    }
-    throw err;
-  } finally {
-    clearTimeout(timer);
-    if (!healthy) conn.destroy();
-    await db.client.releaseConnection(conn);
-  }
+  await onWriteConnection(db, timeoutMs, (query) =>
+    // One join: the statements of a batch can be megabytes, and every copy is garbage.
+    // READ COMMITTED: an INSERT … SELECT reads the rows it joins as a consistent read instead
+    // of locking them, so it never waits on (or deadlocks with) a request that is changing one
+    // of them; UPDATEs still lock what they change.
+    query(
+      [
+        'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
+        'START TRANSACTION',
+        ...statements,
+        'COMMIT',
+      ].join('; '),
+    ),
+  );
 }
 
 /** A statement with its `?` values written in, as the driver would (for writeScript). */

@@ -31,10 +31,10 @@ const runs = new RunStore(db, config.writeTimeoutMs);
 const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
 let shuttingDown = false;
 
-// The operators' board shows every job kind's queue; the API only opens the others for it.
-const boardQueues = config.operatorToken
-  ? [queue, createQueue(JOB_KINDS.stepDue, config, 'wrs-api-board')]
-  : [];
+// The operators' board shows every job kind's queue; the API opens the others only for it.
+const dueQueue = config.operatorToken
+  ? createQueue(JOB_KINDS.stepDue, config, 'wrs-api-board')
+  : undefined;
 
 const app = createApp({
   config,
@@ -46,7 +46,7 @@ const app = createApp({
   runs,
   runService,
   isShuttingDown: () => shuttingDown,
-  boardQueues,
+  boardQueues: dueQueue ? [queue, dueQueue] : [],
 });
 
 registerProcessGauges({ db, redisPing: () => redis.ping() });
@@ -69,7 +69,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await closed;
   clearTimeout(force);
   await runService.drain();
-  await Promise.all([queue, ...boardQueues.slice(1)].map((q) => q.close().catch(() => undefined)));
+  await Promise.all([queue.close(), dueQueue?.close()].map((p) => p?.catch(() => undefined)));
   redis.disconnect();
   metricsServer?.close();
   await db.destroy();

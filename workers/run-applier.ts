@@ -1,6 +1,7 @@
 // Applies runs' pending changes in batches: the runs named by the jobs in hand are read in one
-// SELECT and written back in one guarded UPDATE. A run whose change another worker already
-// applied is skipped by the guard, so delivering a job twice changes nothing.
+// SELECT and written back, with their events, in one transaction (RunStore.storeApplied). A
+// run whose change another worker already applied is skipped by the guard, so delivering a
+// job twice changes nothing.
 import { OutcomeUnknownError, isTransientError } from '../src/errors.js';
 import { countChange } from '../src/metrics/metrics.js';
 import { Batcher } from '../src/lib/batcher.js';

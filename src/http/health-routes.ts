@@ -2,16 +2,7 @@ import type { Router } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db.js';
 import type { AppState } from './context.js';
-import { withTimeout } from '../lib/with-timeout.js';
-
-async function reachable(check: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await withTimeout(check(), 1000, 'readiness check');
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { answersWithin } from '../lib/with-timeout.js';
 
 export function healthRoutes(
   router: Router<AppState>,
@@ -23,8 +14,8 @@ export function healthRoutes(
 
   router.get('/readyz', async (ctx) => {
     const [mysql, redis] = await Promise.all([
-      reachable(() => deps.db.raw('SELECT 1')),
-      reachable(() => deps.redis.ping()),
+      answersWithin(() => deps.db.raw('SELECT 1')),
+      answersWithin(() => deps.redis.ping()),
     ]);
     const shuttingDown = deps.isShuttingDown();
     const ready = mysql && redis && !shuttingDown;

@@ -6,3 +6,13 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** Whether a check (a ping, a SELECT 1) answers within ms: for readiness and for metrics. */
+export async function answersWithin(check: () => Promise<unknown>, ms = 1000): Promise<boolean> {
+  try {
+    await withTimeout(check(), ms, 'check');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -2,22 +2,13 @@
 // answer, and (in workers) the jobs of each kind by state, read from BullMQ when scraped.
 import type { Queue } from 'bullmq';
 import type { Db } from '../db.js';
-import { withTimeout } from '../lib/with-timeout.js';
+import { answersWithin, withTimeout } from '../lib/with-timeout.js';
 import { gauge } from './metrics.js';
 
 interface TarnPool {
   numUsed(): number;
   numFree(): number;
   numPendingAcquires(): number;
-}
-
-async function answers(check: () => Promise<unknown>): Promise<number> {
-  try {
-    await withTimeout(check(), 1000, 'metrics check');
-    return 1;
-  } catch {
-    return 0;
-  }
 }
 
 export function registerProcessGauges(deps: {
@@ -45,11 +36,11 @@ export function registerProcessGauges(deps: {
     ['dependency'],
     async (set) => {
       const [mysql, redis] = await Promise.all([
-        answers(() => deps.db.raw('SELECT 1')),
-        answers(deps.redisPing),
+        answersWithin(() => deps.db.raw('SELECT 1')),
+        answersWithin(deps.redisPing),
       ]);
-      set({ dependency: 'mysql' }, mysql);
-      set({ dependency: 'redis' }, redis);
+      set({ dependency: 'mysql' }, Number(mysql));
+      set({ dependency: 'redis' }, Number(redis));
     },
   );
   const queues = deps.queues;

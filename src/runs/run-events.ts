@@ -36,16 +36,17 @@ export interface RunEventRow {
 
 const COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
 
+/** One event as a row of an INSERT's VALUES, written with literals like the runs' own INSERT. */
+export function eventValues({ runId, organizationId, event }: RunEventRow): string {
+  return `(${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))})`;
+}
+
 /**
- * The INSERT of a batch of events, written with literals like the runs' own INSERT. A second
- * attempt to write an event the run already has (same run, same seq) is refused by the
- * table's unique key, which rolls back the change it came with.
+ * The INSERT of events given as eventValues. A second attempt to write an event the run
+ * already has (same run, same seq) is refused by the table's unique key, which rolls back the
+ * change it came with.
  */
-export function insertEventsSql(rows: readonly RunEventRow[]): string {
-  const values = rows.map(
-    ({ runId, organizationId, event }) =>
-      `(${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))})`,
-  );
+export function insertEventsSql(values: readonly string[]): string {
   return `INSERT INTO run_events ${COLUMNS} VALUES ${values.join(', ')}`;
 }
 

@@ -12,6 +12,7 @@ import { chunkBySize } from '../lib/chunks.js';
 import { countChange } from '../metrics/metrics.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
 import {
+  eventValues,
   fromEventRow,
   insertEventsSql,
   type RunEvent,
@@ -226,13 +227,7 @@ export class RunStore {
     await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       await insertIdempotencyRecords(query, keys);
       for (const sql of statements) await query(sql);
-      for (const chunk of chunkBySize(
-        events,
-        (e) => JSON.stringify(e.event.data).length + 256,
-        STATEMENT_BYTES,
-      )) {
-        await query(insertEventsSql(chunk));
-      }
+      await insertEvents(query, events);
     });
   }
 
@@ -243,7 +238,7 @@ export class RunStore {
   async insertManyUnbounded(runs: RunRecord[]): Promise<void> {
     for (const sql of insertStatements(runs)) await this.db.raw(sql);
     const events = eventRows(runs);
-    if (events.length > 0) await this.db.raw(insertEventsSql(events));
+    if (events.length > 0) await this.db.raw(insertEventsSql(events.map(eventValues)));
   }
 
   async findForOrganization(organizationId: string, id: string): Promise<RunRecord | undefined> {
@@ -452,10 +447,9 @@ export class RunStore {
       })
       .toSQL()
       .toNative();
-    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+    const failed = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const result = await query(update.sql, update.bindings);
-      if (result.affectedRows !== 1) return;
-      countChange('fail', [{ type: 'run.failed' }]);
+      if (result.affectedRows !== 1) return false;
       const data: Record<string, unknown> = { error: message };
       if (row.current_step_name !== null) data.step = row.current_step_name;
       await insertEvents(query, [
@@ -465,7 +459,10 @@ export class RunStore {
           event: { seq: eventSeq, type: 'run.failed', at: at.toISOString(), data },
         },
       ]);
+      return true;
     });
+    // Counted once committed, like every other change.
+    if (failed) countChange('fail', [{ type: 'run.failed' }]);
   }
 
   /**
@@ -625,15 +622,12 @@ async function insertEventsOfHeld(
 }
 
 /**
- * Inserts events; one already stored (the same change written by a second writer, which made
- * the same events) is kept as it is.
+ * Inserts events, in as few statements as their size allows; one already stored (the same
+ * change written by a second writer, which made the same events) is kept as it is.
  */
 async function insertEvents(query: TxQuery, rows: RunEventRow[]): Promise<void> {
-  for (const chunk of chunkBySize(
-    rows,
-    (e) => JSON.stringify(e.event.data).length + 256,
-    STATEMENT_BYTES,
-  )) {
+  if (rows.length === 0) return;
+  for (const chunk of chunkBySize(rows.map(eventValues), (v) => v.length, STATEMENT_BYTES)) {
     await query(`${insertEventsSql(chunk)} ON DUPLICATE KEY UPDATE seq = seq`);
   }
 }

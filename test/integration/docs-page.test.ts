@@ -3,11 +3,10 @@
 // kept under test-output/.
 import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 describe('the docs page: GET /docs', function () {
   this.timeout(60000);
@@ -17,17 +16,7 @@ describe('the docs page: GET /docs', function () {
 
   before(async () => {
     api = await startApi({ BASE_PATH: '/api/v1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -2,15 +2,14 @@
 // an organization's API key, absent when the token is unset; in a real browser it lists the
 // queue of every job kind.
 import { expect } from 'chai';
-import { chromium } from 'playwright-core';
 import { JOB_KINDS } from '../../src/jobs/kinds.js';
+import { launchChromium } from '../support/browser.js';
 import { createTenant } from '../support/fixtures.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
 
 const TOKEN = 'operator-token-for-tests-0123456789';
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 describe("the operators' board: /admin/queues", function () {
   this.timeout(60000);
@@ -59,17 +58,7 @@ describe("the operators' board: /admin/queues", function () {
   });
 
   it('lists the queue of every job kind, in a browser', async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const context = await browser.newContext({
         httpCredentials: { username: 'operator', password: TOKEN },
