@@ -5,7 +5,7 @@ import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { createLogger } from '../src/logger.js';
 import { applyRunsJob } from '../src/jobs/apply-runs.js';
-import { createQueue } from '../src/queue.js';
+import { RedisConnections } from '../src/queue.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { newRun } from '../src/runs/run-state.js';
 import { RunStore } from '../src/runs/run-store.js';
@@ -21,7 +21,8 @@ export async function seedBacklog(
   jobs: 'as-api' | 'one-per-run',
 ): Promise<void> {
   const store = new RunStore(db);
-  const queue = createQueue(applyRunsJob, benchConfig(prefix), 'wrs-bench-backlog');
+  const config = benchConfig(prefix);
+  const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-backlog');
   const notifier = new RunNotifier(queue, createLogger('warn'), 30_000);
   try {
     await queue.waitUntilReady();

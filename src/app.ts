@@ -1,7 +1,7 @@
 // Builds the Koa application: the middleware chain and the routes. Holds no state of its own.
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './queue.js';
 import { requireApiKey } from './auth/require-api-key.js';
 import type { KeyStore } from './auth/key-store.js';
 import type { Config } from './config.js';
@@ -44,7 +44,7 @@ export interface AppDeps {
   log: Logger;
   db: Db;
   /** Fail-fast Redis connection for the rate limiter and readiness. */
-  redis: Redis;
+  redis: RedisClient;
   keys: KeyStore;
   templates: TemplateStore;
   runs: RunStore;

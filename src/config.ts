@@ -4,6 +4,8 @@
 export interface Config {
   databaseUrl: string;
   redisUrl: string;
+  /** Seed nodes of a Redis Cluster; when set, used instead of redisUrl. */
+  redisClusterNodes: RedisNode[] | undefined;
   port: number;
   basePath: string;
   queuePrefix: string;
@@ -47,6 +49,11 @@ export interface Config {
   reconcileAfterMs: number;
 }
 
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
 /** Width of workflow_runs.current_step_assignee: no configured limit may exceed it. */
 export const ASSIGNEE_COLUMN = 255;
 
@@ -83,6 +90,20 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
   return raw;
 }
 
+// host:port,host:port,... (an IPv6 host in brackets: [::1]:7000).
+function redisClusterNodes(env: Env): RedisNode[] | undefined {
+  const raw = (env.REDIS_CLUSTER_NODES ?? '').trim();
+  if (raw === '') return undefined;
+  return raw.split(',').map((part) => {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(part.trim());
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65535) {
+      throw new ConfigError(`REDIS_CLUSTER_NODES must be host:port,host:port,..., got "${part}"`);
+    }
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 function basePath(env: Env): string {
   const raw = (env.BASE_PATH ?? '').trim();
   if (raw === '' || raw === '/') return '';
@@ -116,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
       'mysql:',
     ]),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisClusterNodes: redisClusterNodes(env),
     port: int(env, 'PORT', 3000, 0, 65535),
     basePath: basePath(env),
     queuePrefix,

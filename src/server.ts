@@ -12,7 +12,7 @@ import { onShutdown, throttledWarn } from './lib/process.js';
 import { createLogger } from './logger.js';
 import { applyRunsJob } from './jobs/apply-runs.js';
 import { JOB_KINDS } from './jobs/kinds.js';
-import { createProducerRedis, createQueue } from './queue.js';
+import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
@@ -21,9 +21,10 @@ import { TemplateStore } from './templates/template-store.js';
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
 const db = createDb(config, log);
-const redis = createProducerRedis(config, 'wrs-api');
+const connections = new RedisConnections(config);
+const redis = connections.request('wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
-const queue = createQueue(applyRunsJob, config, 'wrs-api-queue');
+const queue = connections.queue(applyRunsJob, config, 'wrs-api-queue');
 queue.on('error', throttledWarn(log, 'queue error'));
 
 const templates = new TemplateStore(db);
@@ -33,7 +34,7 @@ let shuttingDown = false;
 
 // The operators' board shows every job kind's queue; the API opens the others only for it.
 const dueQueue = config.operatorToken
-  ? createQueue(JOB_KINDS.stepDue, config, 'wrs-api-board')
+  ? connections.queue(JOB_KINDS.stepDue, config, 'wrs-api-board')
   : undefined;
 
 const app = createApp({
@@ -71,6 +72,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await runService.drain();
   await Promise.all([queue.close(), dueQueue?.close()].map((p) => p?.catch(() => undefined)));
   redis.disconnect();
+  connections.close();
   metricsServer?.close();
   await db.destroy();
 });

@@ -9,7 +9,7 @@ import { JOB_KINDS, type JobKindName } from '../src/jobs/kinds.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
 import { withTimeout } from '../src/lib/with-timeout.js';
 import { createLogger } from '../src/logger.js';
-import { bullConnection, createQueue } from '../src/queue.js';
+import { RedisConnections } from '../src/queue.js';
 import { DueTimers } from '../src/runs/due-timers.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { RunStore } from '../src/runs/run-store.js';
@@ -26,8 +26,9 @@ const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
 const db = createDb(config, log, { multipleStatements: true });
 const store = new RunStore(db, config.writeTimeoutMs, true);
 
-const runsQueue = createQueue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
-const dueQueue = createQueue(JOB_KINDS.stepDue, config, 'wrs-worker-due');
+const connections = new RedisConnections(config);
+const runsQueue = connections.queue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
+const dueQueue = connections.queue(JOB_KINDS.stepDue, config, 'wrs-worker-due');
 for (const queue of [runsQueue, dueQueue]) queue.on('error', throttledWarn(log, 'queue error'));
 const dueTimers = new DueTimers(dueQueue, log);
 const applier = new RunApplier(store, (runs) => dueTimers.schedule(runs));
@@ -41,7 +42,7 @@ const processors: { [K in JobKindName]: Processor } = {
 const workers = (Object.keys(JOB_KINDS) as JobKindName[]).map((name) => {
   const kind = JOB_KINDS[name];
   const worker = new Worker(kind.queue, processors[name], {
-    connection: bullConnection(config, 'worker', `wrs-worker-${name}`),
+    connection: connections.bull('worker', `wrs-worker-${name}`),
     prefix: config.queuePrefix,
     concurrency: kind.concurrency(config),
     lockDuration: config.workerLockMs,
@@ -90,6 +91,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
     ),
   );
   await Promise.all([runsQueue.close(), dueQueue.close()].map((p) => p.catch(() => undefined)));
+  connections.close();
   metricsServer?.close();
   await db.destroy();
 });

@@ -5,7 +5,7 @@ import { Worker } from 'bullmq';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
 import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
-import { bullConnection } from '../../src/queue.js';
+import { RedisConnections } from '../../src/queue.js';
 import { exitWithParent } from '../child.js';
 
 exitWithParent();
@@ -22,7 +22,7 @@ const worker = new Worker<ApplyRunsData>(
     );
   },
   {
-    connection: bullConnection(config, 'worker', 'wrs-bench-bare-worker'),
+    connection: new RedisConnections(config).bull('worker', 'wrs-bench-bare-worker'),
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     lockDuration: config.workerLockMs,

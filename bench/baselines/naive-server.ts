@@ -7,7 +7,7 @@ import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyRunsJob, applyRunsJobId } from '../../src/jobs/apply-runs.js';
-import { createQueue } from '../../src/queue.js';
+import { RedisConnections } from '../../src/queue.js';
 import { toResource } from '../../src/runs/run-views.js';
 import { newRun } from '../../src/runs/run-state.js';
 import { RunStore } from '../../src/runs/run-store.js';
@@ -24,7 +24,7 @@ exitWithParent();
 const config = loadConfigOrExit();
 const db = createDb(config);
 const runs = new RunStore(db);
-const queue = createQueue(applyRunsJob, config, 'wrs-bench-naive');
+const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-naive');
 const orgId = process.env.BENCH_ORG_ID ?? '';
 const template = await new TemplateStore(db).findForOrganization(
   orgId,

@@ -1,12 +1,12 @@
 import type { Router } from '@koa/router';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue.js';
 import type { Db } from '../db.js';
 import type { AppState } from './context.js';
 import { answersWithin } from '../lib/with-timeout.js';
 
 export function healthRoutes(
   router: Router<AppState>,
-  deps: { db: Db; redis: Redis; isShuttingDown: () => boolean },
+  deps: { db: Db; redis: RedisClient; isShuttingDown: () => boolean },
 ): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };

@@ -3,7 +3,7 @@
 // key costs a Redis call per block of requests, not per request. Redis is only an aid here:
 // when it is unreachable the limiter lets requests through rather than refusing work that
 // MySQL can accept.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue.js';
 import type { Middleware } from 'koa';
 import { tooManyRequests } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -21,7 +21,7 @@ end
 return count`;
 
 export function rateLimit(
-  redis: Redis,
+  redis: RedisClient,
   options: { max: number; windowMs: number; prefix: string },
   log: Logger,
 ): Middleware<AppState> {

@@ -79,7 +79,9 @@ export class WindowLeases {
 
   private fetch(keyId: string, lease: Lease): void {
     const n = Math.max(lease.size, lease.waiters.length);
-    const key = `${this.options.prefix}:ratelimit:${keyId}:${lease.window}`;
+    // One key per script call, so any slot of a Redis Cluster will do; the key id in braces (a
+    // hash tag) keeps all of one API key's windows in one slot all the same.
+    const key = `${this.options.prefix}:ratelimit:{${keyId}}:${lease.window}`;
     this.count(key, this.options.windowMs, n).then(
       (total) => this.granted(keyId, lease, n, total),
       (err: unknown) => {

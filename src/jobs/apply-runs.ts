@@ -12,7 +12,7 @@ export interface ApplyRunsData {
 export const NOTIFY_BATCH = 100;
 
 export const applyRunsJob: JobKind<ApplyRunsData> = {
-  queue: 'workflow-runs',
+  queue: '{workflow-runs}',
   concurrency: (config: Config) => config.workerConcurrency,
   options: (config: Config) => ({
     attempts: config.jobAttempts,

@@ -5,7 +5,10 @@ import type { JobsOptions } from 'bullmq';
 import type { Config } from '../config.js';
 
 export interface JobKind<Data> {
-  /** BullMQ queue name (under QUEUE_PREFIX). */
+  /**
+   * BullMQ queue name (under QUEUE_PREFIX), in braces: a Redis Cluster hash tag, so that every
+   * key of the queue is in one slot, as BullMQ's multi-key scripts need.
+   */
   readonly queue: string;
   /** Jobs a worker process handles at once, for this kind. */
   concurrency(config: Config): number;

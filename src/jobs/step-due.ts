@@ -12,7 +12,7 @@ export interface StepDueData {
 }
 
 export const stepDueJob: JobKind<StepDueData> = {
-  queue: 'step-due',
+  queue: '{step-due}',
   concurrency: () => 4,
   options: (config: Config) => ({
     attempts: config.jobAttempts,

@@ -50,7 +50,7 @@ describe('fault: MySQL unreachable for a while', function () {
 
   before(async () => {
     redis = await RedisServer.start();
-    queue = openRunsQueue(redis.url);
+    queue = openRunsQueue(redis);
     const db = new URL(testEnv.DATABASE_URL!);
     const mysql = { host: db.hostname, port: Number(db.port || 3306) };
     [apiDb, workerDb] = await Promise.all([TcpProxy.start(mysql), TcpProxy.start(mysql)]);

@@ -16,7 +16,7 @@ import {
   type ServiceProcess,
 } from '../support/processes.js';
 import { openRunsQueue } from '../support/queue.js';
-import { RedisServer } from '../support/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { testDb } from '../support/root-hooks.js';
 import { driveRun, expectLedgerApplied, inPool, Ledger } from '../support/run-ledger.js';
 import { waitFor } from '../support/wait.js';
@@ -27,7 +27,7 @@ const CLIENTS = 10;
 describe('fault: FLUSHALL of Redis during a stream of requests', function () {
   this.timeout(90000);
 
-  let redis: RedisServer;
+  let redis: PrivateRedis;
   let queue: Queue;
   let api: ApiProcess;
   let workers: ServiceProcess[];
@@ -35,9 +35,9 @@ describe('fault: FLUSHALL of Redis during a stream of requests', function () {
   let client: Client;
 
   before(async () => {
-    redis = await RedisServer.start();
-    queue = openRunsQueue(redis.url);
-    const env = { REDIS_URL: redis.url };
+    redis = await startPrivateRedis();
+    queue = openRunsQueue(redis);
+    const env = redis.env;
     [api, ...workers] = await Promise.all([startApi(env), startWorker(env), startWorker(env)]);
     tenant = await createTenant(testDb());
     client = new Client(api.url, tenant.key);

@@ -51,7 +51,7 @@ describe('fault: a worker killed with -9 while it holds jobs', function () {
     redis = await RedisServer.start();
     const db = new URL(testEnv.DATABASE_URL!);
     mysqlProxy = await TcpProxy.start({ host: db.hostname, port: Number(db.port || 3306) });
-    queue = openRunsQueue(redis.url);
+    queue = openRunsQueue(redis);
     const env = { REDIS_URL: redis.url };
     [api, workerA] = await Promise.all([
       startApi(env),

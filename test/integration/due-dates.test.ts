@@ -10,7 +10,7 @@ import {
   type ApiProcess,
   type ServiceProcess,
 } from '../support/processes.js';
-import { RedisServer } from '../support/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { testDb } from '../support/root-hooks.js';
 import { sleep, waitFor } from '../support/wait.js';
 
@@ -27,16 +27,16 @@ type Detail = {
 describe('due dates that act', function () {
   this.timeout(60000);
 
-  let redis: RedisServer;
+  let redis: PrivateRedis;
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;
   let client: Client;
 
   before(async () => {
-    redis = await RedisServer.start();
+    redis = await startPrivateRedis();
     // The reconciler waits long enough that, with Redis intact, the timer marks the step.
-    const env = { REDIS_URL: redis.url, RECONCILE_AFTER_MS: '4000' };
+    const env = { ...redis.env, RECONCILE_AFTER_MS: '4000' };
     [api, worker] = await Promise.all([startApi(env), startWorker(env)]);
     tenant = await createTenant(testDb(), {
       name: 'Due soon',

@@ -1,11 +1,11 @@
 // The test's own view of the runs queue in a private Redis: job counts, and a global pause.
-import { Queue } from 'bullmq';
+import { type ConnectionOptions, Queue } from 'bullmq';
 import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
 import { testEnv } from './env.js';
 
-export function openRunsQueue(redisUrl: string): Queue<ApplyRunsData> {
+export function openRunsQueue(redis: { connection(): ConnectionOptions }): Queue<ApplyRunsData> {
   const queue = new Queue<ApplyRunsData>(applyRunsJob.queue, {
-    connection: { url: redisUrl, maxRetriesPerRequest: 1 },
+    connection: redis.connection(),
     prefix: testEnv.QUEUE_PREFIX,
   });
   queue.on('error', () => undefined); // the tests break this Redis on purpose

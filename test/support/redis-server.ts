@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { freePort } from './processes.js';
 
@@ -16,18 +17,31 @@ process.on('exit', () => {
 
 export class RedisServer {
   private child: ChildProcess | undefined;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'wrs-redis-'));
+  readonly dir = mkdtempSync(join(tmpdir(), 'wrs-redis-'));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: string[],
+  ) {}
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+  static async start(port?: number, extraArgs: string[] = []): Promise<RedisServer> {
+    const server = new RedisServer(port ?? (await freePort()), extraArgs);
     await server.launch();
     return server;
   }
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** What a service process is given to use this Redis. */
+  get env(): Record<string, string> {
+    return { REDIS_URL: this.url };
+  }
+
+  /** BullMQ connection options for the test's own queues. */
+  connection(): ConnectionOptions {
+    return { url: this.url, maxRetriesPerRequest: 1 };
   }
 
   get running(): boolean {
@@ -53,6 +67,7 @@ export class RedisServer {
         // As the BullMQ production guide asks: never evict job data.
         '--maxmemory-policy',
         'noeviction',
+        ...this.extraArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -4,7 +4,10 @@ import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { createDb, databaseName, knexConfig, type Db } from '../../src/db.js';
 import { migrate } from '../../src/migrate.js';
+import { spawnSync } from 'node:child_process';
 import { testConfig, testEnv } from './env.js';
+import { onCluster } from './private-redis.js';
+import { RedisCluster } from './redis-cluster.js';
 
 let shared: Db | undefined;
 
@@ -47,9 +50,32 @@ async function deleteRedisKeys(): Promise<void> {
   }
 }
 
+let cluster: RedisCluster | undefined;
+
+/** The cluster every process of a cluster run uses (npm run test:cluster). */
+export function testCluster(): RedisCluster {
+  if (!cluster) throw new Error('not a cluster run: set TEST_REDIS_CLUSTER=1');
+  return cluster;
+}
+
+/**
+ * On a cluster run, every process a test starts (and every private Redis a test asks for) uses
+ * a Redis Cluster of three masters started here, instead of the machine's Redis.
+ */
+async function startCluster(ctx: Mocha.Context): Promise<void> {
+  const bin = process.env.REDIS_SERVER_BIN || 'redis-server';
+  if (spawnSync(bin, ['--version']).error) {
+    process.stderr.write(`\n  SKIPPED: the Redis Cluster tests need ${bin}, not found here\n\n`);
+    ctx.skip();
+  }
+  cluster = await RedisCluster.start();
+  Object.assign(testEnv, cluster.env);
+}
+
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60000);
+    if (onCluster) await startCluster(this);
     await dropDatabase();
     await migrate(testConfig());
   },
@@ -57,6 +83,7 @@ export const mochaHooks = {
     this.timeout(60000);
     await shared?.destroy();
     shared = undefined;
+    await cluster?.stop();
     if (!process.env.TEST_KEEP_DATA) {
       await dropDatabase().catch(() => undefined);
       await deleteRedisKeys().catch(() => undefined);

@@ -72,6 +72,21 @@ describe('inputs', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).to.throw(/LOG_LEVEL/);
   });
 
+  it('reads REDIS_CLUSTER_NODES as host:port seeds, refusing anything else', () => {
+    expect(loadConfig({}).redisClusterNodes).to.equal(undefined);
+    expect(
+      loadConfig({ REDIS_CLUSTER_NODES: 'redis-a:7000, 10.0.0.2:7001,[::1]:7002' })
+        .redisClusterNodes,
+    ).to.deep.equal([
+      { host: 'redis-a', port: 7000 },
+      { host: '10.0.0.2', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+    for (const bad of ['redis-a', 'redis-a:0', 'redis-a:70000', 'a:1,,b:2', 'redis://a:1']) {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: bad }), bad).to.throw(/REDIS_CLUSTER_NODES/);
+    }
+  });
+
   it('makes time-ordered UUIDv7 ids', () => {
     const a = newId(1000);
     const b = newId(2000);

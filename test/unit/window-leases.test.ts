@@ -51,7 +51,7 @@ describe('WindowLeases (rate limit places)', () => {
     }
     expect(places).to.deep.equal([1, 2, 3]);
     expect(redis.calls.map((c) => c.n)).to.deep.equal([1, 1, 1]);
-    expect(redis.calls[0]!.key).to.equal('p:ratelimit:k:5');
+    expect(redis.calls[0]!.key).to.equal('p:ratelimit:{k}:5');
   });
 
   it('counts the requests of one turn with one call', async () => {
@@ -111,7 +111,7 @@ describe('WindowLeases (rate limit places)', () => {
     await burst(leases, 'k', 7);
     time.advance(WINDOW);
     expect(await leases.take('k')).to.equal(1);
-    expect(redis.calls.at(-1)!.key).to.equal('p:ratelimit:k:6');
+    expect(redis.calls.at(-1)!.key).to.equal('p:ratelimit:{k}:6');
     expect(leases.msLeftInWindow()).to.equal(WINDOW - 1000);
   });
 
