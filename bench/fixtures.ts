@@ -12,7 +12,7 @@ import { createOrganization } from '../src/organizations.js';
 import { DEMO_TEMPLATE } from '../src/admin/demo-template.js';
 import type { Template, TemplateDefinition } from '../src/templates/template.js';
 import { TemplateStore } from '../src/templates/template-store.js';
-import { applyRunsJob } from '../src/jobs/apply-runs.js';
+import { JOB_KINDS } from '../src/jobs/kinds.js';
 import {
   BENCH_DB_PREFIX,
   BENCH_PREFIX,
@@ -123,25 +123,27 @@ export async function clearRuns(db: Db): Promise<void> {
 }
 
 /**
- * Empties and removes a runs queue (every key BullMQ keeps for it) through BullMQ itself: its
- * cost follows the queue's size, not the size of the Redis keyspace, which other users of a
- * shared Redis may have filled.
+ * Empties and removes the queue of every job kind under a prefix (every key BullMQ keeps for
+ * it) through BullMQ itself: its cost follows the queue's size, not the size of the Redis
+ * keyspace, which other users of a shared Redis may have filled.
  */
 export async function clearQueue(prefix: string): Promise<void> {
-  const queue = new Queue(applyRunsJob.queue, {
-    connection: { url: BENCH_REDIS_URL, maxRetriesPerRequest: 1 },
-    prefix,
-  });
-  try {
+  for (const kind of Object.values(JOB_KINDS)) {
+    const queue = new Queue(kind.queue, {
+      connection: { url: BENCH_REDIS_URL, maxRetriesPerRequest: 1 },
+      prefix,
+    });
     try {
-      await queue.obliterate({ force: true });
-    } catch (err) {
-      // Something un-paused it half way (a second clean-up, say): pause and go again.
-      if (!/non-paused/.test((err as Error).message)) throw err;
-      await queue.obliterate({ force: true });
+      try {
+        await queue.obliterate({ force: true });
+      } catch (err) {
+        // Something un-paused it half way (a second clean-up, say): pause and go again.
+        if (!/non-paused/.test((err as Error).message)) throw err;
+        await queue.obliterate({ force: true });
+      }
+    } finally {
+      await queue.close();
     }
-  } finally {
-    await queue.close();
   }
 }
 

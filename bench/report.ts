@@ -6,6 +6,7 @@ import type { CreatePhaseResult } from './phases/create-throughput.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult } from './phases/worker-throughput.js';
+import type { WebhookPhaseResult } from './phases/webhook-delivery.js';
 import { ratio, round } from './stats.js';
 
 export interface Target {
@@ -31,6 +32,7 @@ export interface Figures {
   worker?: WorkerPhaseResult;
   e2e?: E2eResult;
   list?: ListPhaseResult;
+  webhooks?: WebhookPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -164,6 +166,26 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         '<= 100',
         e.endToEnd.p99 <= 100 && e.unseen === 0 && e.createErrors === 0,
       ),
+    });
+  }
+
+  if (f.webhooks) {
+    const w = f.webhooks;
+    rows.push(
+      compared(
+        `webhook deliveries/s, backlog of ${w.backlog} (vs bare POST loop)`,
+        w.deliveriesPerSecond,
+        w.barePerSecond,
+        0,
+      ),
+    );
+    rows.push({
+      measure: `webhook change → receipt p50 / p99 ms at ${w.rate}/s (vs bare POST)`,
+      service: `${fmt(w.latency.p50)} / ${fmt(w.latency.p99)}`,
+      baseline: `${fmt(w.bareLatency.p50)} / ${fmt(w.bareLatency.p99)}`,
+      ratio: '',
+      target: 'none missing',
+      result: target('webhook events missing', w.missing, '= 0', w.missing === 0),
     });
   }
 

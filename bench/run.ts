@@ -3,7 +3,7 @@
 // JSON summary. It owns a database (wrs_bench_<pid>) and Redis queue prefixes
 // (wrs-bench-<pid>*), and removes both (and every process it started) however it ends.
 //
-// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list (some phases),
+// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL
 // (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST (run the API and
 // worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -25,6 +25,7 @@ import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
+import { measureWebhooks } from './phases/webhook-delivery.js';
 import {
   freePort,
   killAllNow,
@@ -47,7 +48,8 @@ const keepLogs =
   process.argv.includes('--keep-logs') ||
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
-const runs = (phase: 'create' | 'worker' | 'e2e' | 'list') => only.size === 0 || only.has(phase);
+const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks') =>
+  only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
 const elapsed = () => round((Date.now() - began) / 1000, 1);
@@ -119,7 +121,8 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const workerTenant = await createTenant(db, 'Bench worker organization');
     const small = await createTenant(db, 'Bench small organization');
     const big = await createTenant(db, 'Bench big organization');
-    tenantKeyIds.push(...[tenant, workerTenant, small, big].map((t) => t.keyId));
+    const hooked = await createTenant(db, 'Bench webhook organization');
+    tenantKeyIds.push(...[tenant, workerTenant, small, big, hooked].map((t) => t.keyId));
 
     const [api, echo, naive] = await Promise.all([
       startHttp('api', 'src/server.js', serviceEnv(PREFIXES.api), API_NODE_ARGS),
@@ -136,7 +139,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
 
     if (runs('create')) {
       log(
-        `\n[1/4] create throughput: ${settings.connections} connections, ${settings.createSeconds} s per run, ${settings.createRounds} round(s) (t=${elapsed()} s)`,
+        `\n[1/5] create throughput: ${settings.connections} connections, ${settings.createSeconds} s per run, ${settings.createRounds} round(s) (t=${elapsed()} s)`,
       );
       figures.create = await measureCreateThroughput({
         settings,
@@ -158,7 +161,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
 
     if (runs('worker')) {
       log(
-        `\n[2/4] worker throughput: backlog of ${settings.backlog} pending runs (t=${elapsed()} s)`,
+        `\n[2/5] worker throughput: backlog of ${settings.backlog} pending runs (t=${elapsed()} s)`,
       );
       // The API is idle here (its RSS stays where the last load left it): a reading after the
       // phase, but no samples for the comparison, which is made between phases under load.
@@ -168,7 +171,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
 
     if (runs('e2e')) {
       log(
-        `\n[3/4] end-to-end latency at ${settings.e2eRate} creates/s for ${settings.e2eSeconds} s (t=${elapsed()} s)`,
+        `\n[3/5] end-to-end latency at ${settings.e2eRate} creates/s for ${settings.e2eSeconds} s (t=${elapsed()} s)`,
       );
       memory.enterPhase('end-to-end phase');
       figures.e2e = await measureEndToEnd({ settings, db, tenant, apiUrl: api.url });
@@ -184,7 +187,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
 
     if (runs('list')) {
       log(
-        `\n[4/4] list at scale: ${settings.listSmall} and ${settings.listBig} runs${
+        `\n[4/5] list at scale: ${settings.listSmall} and ${settings.listBig} runs${
           settings.mode === 'quick' ? ' (--quick: the big organization is smaller than 1M)' : ''
         } (t=${elapsed()} s)`,
       );
@@ -195,6 +198,25 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         log(`  ${name.padEnd(10)} ${page.rows} rows  p50 ${page.p50} ms  p99 ${page.p99} ms`);
       }
       memory.sample('after list phase');
+    }
+    if (runs('webhooks')) {
+      log(
+        `\n[5/5] webhooks: a backlog of ${settings.webhookBacklog} events, then ${settings.webhookRate} events/s for ${settings.webhookSeconds} s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('webhook phase');
+      figures.webhooks = await measureWebhooks({
+        settings,
+        db,
+        tenant: hooked,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      const w = figures.webhooks;
+      log(
+        `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing`,
+      );
+      memory.sample('after webhook phase');
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

@@ -32,6 +32,10 @@ export interface BenchSettings {
   listBig: number;
   /** Sequential requests per list URL (after a warm-up of a tenth as many). */
   listSamples: number;
+  /** Events in the webhook backlog; events per second and seconds of the latency run (phase 5). */
+  webhookBacklog: number;
+  webhookRate: number;
+  webhookSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -49,6 +53,9 @@ export const FULL: BenchSettings = {
   listSmall: 1_000,
   listBig: 1_000_000,
   listSamples: 400,
+  webhookBacklog: 5_000,
+  webhookRate: 200,
+  webhookSeconds: 10,
 };
 
 export const QUICK: BenchSettings = {
@@ -66,6 +73,9 @@ export const QUICK: BenchSettings = {
   listSmall: 1_000,
   listBig: 200_000,
   listSamples: 150,
+  webhookBacklog: 2_000,
+  webhookRate: 200,
+  webhookSeconds: 4,
 };
 
 const mysqlBase = new URL(
@@ -108,5 +118,8 @@ export function serviceEnv(prefix: string): Record<string, string> {
     // High enough never to throttle the bench, but the limiter stays on: it is part of the
     // real request path.
     RATE_LIMIT_MAX: '1000000000',
+    // The webhook phase's receiver is on this machine, over http.
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   };
 }

@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import * as createSchema from './20261121000000_create_schema.js';
 import * as runEvents from './20261122000000_run_events_and_lifecycle.js';
+import * as webhooks from './20261123000000_webhooks.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -12,6 +13,7 @@ interface Migration {
 const migrations: Record<string, Migration> = {
   '20261121000000_create_schema': createSchema,
   '20261122000000_run_events_and_lifecycle': runEvents,
+  '20261123000000_webhooks': webhooks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -38,6 +38,15 @@ import {
   WorkflowRunSummarySchema,
 } from './runs/run-schemas.js';
 import type { TemplateStore } from './templates/template-store.js';
+import { webhookRoutes } from './webhooks/webhook-routes.js';
+import {
+  WebhookDeliverySchema,
+  WebhookEndpointDeletedSchema,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
+  webhookSchemas,
+} from './webhooks/webhook-schemas.js';
+import type { WebhookService } from './webhooks/webhook-service.js';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +58,7 @@ export interface AppDeps {
   templates: TemplateStore;
   runs: RunStore;
   runService: RunService;
+  webhookService: WebhookService;
   isShuttingDown: () => boolean;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
@@ -69,6 +79,11 @@ export function apiRoutes(deps: AppDeps): Route[] {
       schemas: templateSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
+    ...webhookRoutes({
+      service: deps.webhookService,
+      schemas: webhookSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
   ];
 }
 
@@ -83,6 +98,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     WorkflowRunSummarySchema,
     WorkflowRunDetailSchema,
     WorkflowTemplateSchema,
+    WebhookEndpointSchema,
+    WebhookEndpointWithSecretSchema,
+    WebhookEndpointDeletedSchema,
+    WebhookDeliverySchema,
   ]);
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
   healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });

@@ -47,6 +47,28 @@ export interface Config {
   reconcileIntervalMs: number;
   /** A run whose stored change is older than this and not applied is enqueued again. */
   reconcileAfterMs: number;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Endpoints may use http:// (else https only). */
+  allowHttp: boolean;
+  /** Endpoints may reach loopback, private, link-local and metadata addresses. */
+  allowPrivate: boolean;
+  /** Time one attempt may take, response included. */
+  timeoutMs: number;
+  /** Attempts of one delivery before it is failed (the schedule spans about a day). */
+  maxAttempts: number;
+  /** Delay after the first failed attempt; each next one is 3× longer (capped), with jitter. */
+  backoffBaseMs: number;
+  /** An endpoint whose every attempt failed for this long is disabled. */
+  disableAfterMs: number;
+  /** How often each worker looks for committed events to turn into deliveries. */
+  dispatchIntervalMs: number;
+  /** Deliveries a worker process attempts at once. */
+  concurrency: number;
+  /** Most endpoints per organization. */
+  maxEndpoints: number;
 }
 
 export interface RedisNode {
@@ -102,6 +124,27 @@ function redisClusterNodes(env: Env): RedisNode[] | undefined {
     }
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
   });
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function webhookConfig(env: Env): WebhookConfig {
+  return {
+    allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP'),
+    allowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10000, 100, 60000),
+    maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 12, 1, 50),
+    backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 5000, 10, 3_600_000),
+    disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_MS', 5 * 86_400_000, 1000, 365 * 86_400_000),
+    dispatchIntervalMs: int(env, 'WEBHOOK_DISPATCH_INTERVAL_MS', 200, 10, 60000),
+    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
+    maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
+  };
 }
 
 function basePath(env: Env): string {
@@ -166,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerLockMs: int(env, 'WORKER_LOCK_MS', 30000, 1000, 3_600_000),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 50, 3_600_000),
     reconcileAfterMs: int(env, 'RECONCILE_AFTER_MS', 30000, 100, 86_400_000),
+    webhooks: webhookConfig(env),
   };
 }
 

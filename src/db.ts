@@ -154,8 +154,12 @@ export function writeTransaction<T>(
   db: Db,
   timeoutMs: number,
   work: (query: TxQuery) => Promise<T>,
+  options: { readCommitted?: boolean } = {},
 ): Promise<T> {
   return onWriteConnection(db, timeoutMs, async (query) => {
+    // READ COMMITTED for a transaction that locks a range it reads (FOR UPDATE): then only the
+    // rows found are locked, not the gaps between them, so inserts into the range go on.
+    if (options.readCommitted) await query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
     await query('START TRANSACTION');
     const result = await work(query);
     try {
@@ -183,9 +187,12 @@ export async function writeScript(
   db: Db,
   timeoutMs: number,
   statements: readonly string[],
-): Promise<void> {
-  if (statements.length === 0) return;
-  await onWriteConnection(db, timeoutMs, (query) =>
+  /** Reads to run after the COMMIT, in the same round trip. */
+  after: readonly string[] = [],
+): Promise<unknown[]> {
+  if (statements.length === 0) return [];
+  // One result per statement: the SET, START TRANSACTION, statements, COMMIT, then `after`.
+  return onWriteConnection(db, timeoutMs, async (query) =>
     // One join: the statements of a batch can be megabytes, and every copy is garbage.
     // READ COMMITTED: an INSERT … SELECT reads the rows it joins as a consistent read instead
     // of locking them, so it never waits on (or deadlocks with) a request that is changing one
@@ -196,9 +203,10 @@ export async function writeScript(
         'START TRANSACTION',
         ...statements,
         'COMMIT',
+        ...after,
       ].join('; '),
     ),
-  );
+  ) as unknown as Promise<unknown[]>;
 }
 
 /** A statement with its `?` values written in, as the driver would (for writeScript). */

@@ -17,6 +17,10 @@ import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
 import { TemplateStore } from './templates/template-store.js';
+import { DeliveryJobs } from './webhooks/delivery-jobs.js';
+import { DeliveryStore } from './webhooks/delivery-store.js';
+import { EndpointStore } from './webhooks/endpoint-store.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
@@ -30,6 +34,15 @@ queue.on('error', throttledWarn(log, 'queue error'));
 const templates = new TemplateStore(db);
 const runs = new RunStore(db, config.writeTimeoutMs);
 const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
+// Redeliveries are enqueued by the API; the workers make every other delivery job.
+const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-api-webhooks');
+webhookQueue.on('error', throttledWarn(log, 'queue error'));
+const webhookService = new WebhookService(
+  new EndpointStore(db, config.writeTimeoutMs),
+  new DeliveryStore(db, config.writeTimeoutMs),
+  config.webhooks,
+  new DeliveryJobs(webhookQueue, log),
+);
 let shuttingDown = false;
 
 // The operators' board shows every job kind's queue; the API opens the others only for it.
@@ -46,8 +59,9 @@ const app = createApp({
   templates,
   runs,
   runService,
+  webhookService,
   isShuttingDown: () => shuttingDown,
-  boardQueues: dueQueue ? [queue, dueQueue] : [],
+  boardQueues: dueQueue ? [queue, dueQueue, webhookQueue] : [],
 });
 
 registerProcessGauges({ db, redisPing: () => redis.ping() });
@@ -70,7 +84,9 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await closed;
   clearTimeout(force);
   await runService.drain();
-  await Promise.all([queue.close(), dueQueue?.close()].map((p) => p?.catch(() => undefined)));
+  await Promise.all(
+    [queue.close(), dueQueue?.close(), webhookQueue.close()].map((p) => p?.catch(() => undefined)),
+  );
   redis.disconnect();
   connections.close();
   metricsServer?.close();

@@ -15,6 +15,12 @@ import { RunNotifier } from '../src/runs/run-notifier.js';
 import { RunStore } from '../src/runs/run-store.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
 import { stepDueProcessor } from './processors/step-due.js';
+import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
+import { Deliverer } from '../src/webhooks/deliverer.js';
+import { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
+import { DeliveryStore } from '../src/webhooks/delivery-store.js';
+import { Dispatcher } from '../src/webhooks/dispatcher.js';
+import { toSummary } from '../src/runs/run-views.js';
 import { Reconciler } from './reconciler.js';
 import { RunApplier } from './run-applier.js';
 import { registerProcessGauges } from '../src/metrics/gauges.js';
@@ -29,14 +35,42 @@ const store = new RunStore(db, config.writeTimeoutMs, true);
 const connections = new RedisConnections(config);
 const runsQueue = connections.queue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
 const dueQueue = connections.queue(JOB_KINDS.stepDue, config, 'wrs-worker-due');
-for (const queue of [runsQueue, dueQueue]) queue.on('error', throttledWarn(log, 'queue error'));
+const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-worker-webhooks');
+const queues = [runsQueue, dueQueue, webhookQueue];
+for (const queue of queues) queue.on('error', throttledWarn(log, 'queue error'));
 const dueTimers = new DueTimers(dueQueue, log);
-const applier = new RunApplier(store, (runs) => dueTimers.schedule(runs));
+const deliveries = new DeliveryStore(db, config.writeTimeoutMs);
+const deliveryJobs = new DeliveryJobs(webhookQueue, log);
+const deliverer = new Deliverer(
+  deliveries,
+  {
+    summary: async (runId) => {
+      const [row] = await store.findRowsByIds([runId]);
+      if (!row) throw new Error(`run ${runId} not found`);
+      return toSummary(row);
+    },
+  },
+  deliveryJobs,
+  config.webhooks,
+  log,
+);
+const dispatcher = new Dispatcher(
+  deliveries,
+  deliveryJobs,
+  config.webhooks.dispatchIntervalMs,
+  log,
+);
+// After a batch's changes are committed: their due timers, and their events sent on at once.
+const applier = new RunApplier(store, async (runs) => {
+  dispatcher.wake();
+  await dueTimers.schedule(runs);
+});
 
 /** One processor per kind of job. */
 const processors: { [K in JobKindName]: Processor } = {
   applyRuns: applyRunsProcessor({ store, applier, log }) as Processor,
   stepDue: stepDueProcessor({ store }) as Processor,
+  webhookDelivery: webhookDeliveryProcessor({ deliverer }) as Processor,
 };
 
 const workers = (Object.keys(JOB_KINDS) as JobKindName[]).map((name) => {
@@ -62,12 +96,14 @@ const reconciler = new Reconciler(
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
   new IdempotencyStore(db),
+  { store: deliveries, jobs: deliveryJobs },
 );
 reconciler.start();
+dispatcher.start();
 registerProcessGauges({
   db,
   redisPing: () => runsQueue.getJobCounts('waiting'), // a Redis round trip
-  queues: { applyRuns: runsQueue, stepDue: dueQueue },
+  queues: { applyRuns: runsQueue, stepDue: dueQueue, webhookDelivery: webhookQueue },
 });
 const metricsServer = startMetricsServer(config.metricsPort, log);
 log.info('worker started', {
@@ -77,7 +113,7 @@ log.info('worker started', {
 });
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
-  await reconciler.stop();
+  await Promise.all([reconciler.stop(), dispatcher.stop()]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
   await Promise.all(
@@ -90,7 +126,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
       ),
     ),
   );
-  await Promise.all([runsQueue.close(), dueQueue.close()].map((p) => p.catch(() => undefined)));
+  await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
   connections.close();
   metricsServer?.close();
   await db.destroy();

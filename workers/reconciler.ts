@@ -4,6 +4,9 @@
 //     every worker at once: the job ids of one round are the same everywhere, so BullMQ keeps
 //     one, and applying is idempotent);
 //   - steps past their due date and not marked overdue (their timer lost) are marked here;
+//   - webhook deliveries owed and due, not held by an attempt and first of their run to their
+//     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
+//     no-op);
 //   - expired Idempotency-Keys are deleted.
 import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
@@ -11,6 +14,9 @@ import type { RunNotifier } from '../src/runs/run-notifier.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { markPastDueSteps } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
+import type { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
+import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
+import { webhookReenqueued } from '../src/metrics/metrics.js';
 
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
@@ -23,6 +29,7 @@ export class Reconciler {
     private readonly options: { intervalMs: number; afterMs: number; batch?: number },
     private readonly log: Logger,
     private readonly keys?: IdempotencyStore,
+    private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
   ) {}
 
   start(): void {
@@ -37,7 +44,10 @@ export class Reconciler {
 
   /** One pass; returns how many runs were enqueued again or had a step marked overdue. */
   async reconcileOnce(): Promise<number> {
-    const done = (await this.reenqueueUnapplied()) + (await this.markPastDue());
+    const done =
+      (await this.reenqueueUnapplied()) +
+      (await this.markPastDue()) +
+      (await this.reenqueueDeliveries());
     await this.keys?.deleteExpired();
     return done;
   }
@@ -52,6 +62,28 @@ export class Reconciler {
     overdueMarkedByReconciler.inc(marked);
     if (marked > 0) this.log.info('marked overdue steps whose timers were lost', { runs: marked });
     return marked;
+  }
+
+  /** Deliveries owed since more than afterMs ago: their job was lost, or never made. */
+  private async reenqueueDeliveries(): Promise<number> {
+    if (!this.webhooks) return 0;
+    const now = Date.now();
+    const owed = await this.webhooks.store.owed(
+      new Date(now - this.options.afterMs),
+      new Date(now),
+      this.options.batch ?? 1000,
+    );
+    if (owed.length === 0) return 0;
+    // Due now: their next_attempt_at is past. One job id per round, as for runs.
+    const sent = await this.webhooks.jobs.enqueue(
+      owed.map((d) => ({ ...d, nextAttemptAt: null })),
+      now,
+      `_r${Math.floor(now / this.options.afterMs)}`,
+    );
+    if (!sent) return 0;
+    webhookReenqueued.inc(owed.length);
+    this.log.info('re-enqueued owed webhook deliveries', { deliveries: owed.length });
+    return owed.length;
   }
 
   private async reenqueueUnapplied(): Promise<number> {

@@ -31,7 +31,7 @@ export class RunApplier {
 
   constructor(
     private readonly store: RunStore,
-    /** Told of the runs whose change was stored, after the commit (due timers); never throws. */
+    /** Told of the runs whose change was stored, after the commit (due timers, webhooks); never throws. */
     private readonly onApplied: (runs: RunRecord[]) => Promise<void> = async () => undefined,
   ) {
     this.batcher = new Batcher((ids) => this.applyBatch(ids), { maxBatch: 250, maxInFlight: 2 });

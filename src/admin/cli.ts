@@ -4,12 +4,22 @@
 //   create-api-key --org ORG_ID [--name NAME]
 //   revoke-api-key --id KEY_ID
 //   import-template --org ORG_ID --file PATH
+//   create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
+//   list-webhook-endpoints --org ORG_ID
+//   delete-webhook-endpoint --org ORG_ID --id ENDPOINT_ID
+//   rotate-webhook-secret --org ORG_ID --id ENDPOINT_ID
 //   migrate
 //   seed-demo
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { KeyStore } from '../auth/key-store.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { HttpError } from '../errors.js';
+import { NO_DEADLINE } from '../lib/deadline.js';
+import { RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
+import { DeliveryStore } from '../webhooks/delivery-store.js';
+import { EndpointStore } from '../webhooks/endpoint-store.js';
+import { WebhookService } from '../webhooks/webhook-service.js';
 import { createDb, type Db } from '../db.js';
 import { migrate } from '../migrate.js';
 import { createOrganization, organizationExists } from '../organizations.js';
@@ -24,6 +34,10 @@ const USAGE = `usage: admin <command> [options]
   create-api-key --org ORG_ID [--name NAME]
   revoke-api-key --id KEY_ID
   import-template --org ORG_ID --file PATH
+  create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
+  list-webhook-endpoints --org ORG_ID
+  delete-webhook-endpoint --org ORG_ID --id ENDPOINT_ID
+  rotate-webhook-secret --org ORG_ID --id ENDPOINT_ID
   migrate
   seed-demo`;
 
@@ -62,6 +76,62 @@ async function importTemplate(db: Db, org: string, file: string) {
   };
 }
 
+const WEBHOOK_COMMANDS = [
+  'create-webhook-endpoint',
+  'list-webhook-endpoints',
+  'delete-webhook-endpoint',
+  'rotate-webhook-secret',
+];
+
+/** The webhook commands: the same service as the API's, for an organization an operator names. */
+async function webhookCommand(
+  db: Db,
+  config: Config,
+  command: string,
+  values: Record<string, string | undefined>,
+): Promise<unknown> {
+  const org = required(values, 'org');
+  await requireOrg(db, org);
+  const service = new WebhookService(
+    new EndpointStore(db, config.writeTimeoutMs),
+    new DeliveryStore(db, config.writeTimeoutMs),
+    config.webhooks,
+  );
+  const caller = { organizationId: org };
+  try {
+    switch (command) {
+      case 'create-webhook-endpoint': {
+        const events = values.events?.split(',').map((e) => e.trim());
+        const unknown = events?.filter((e) => !(RUN_EVENT_TYPES as readonly string[]).includes(e));
+        if (unknown?.length) {
+          throw new UsageError(
+            `unknown event type '${unknown[0]}'; one of ${RUN_EVENT_TYPES.join(', ')}`,
+          );
+        }
+        return await service.createEndpoint(
+          caller,
+          {
+            url: required(values, 'url'),
+            ...(events ? { events: events as RunEventType[] } : {}),
+            ...(values.description ? { description: values.description } : {}),
+          },
+          NO_DEADLINE,
+        );
+      }
+      case 'list-webhook-endpoints':
+        return await service.listEndpoints(caller);
+      case 'delete-webhook-endpoint':
+        return await service.deleteEndpoint(caller, required(values, 'id'), NO_DEADLINE);
+      default:
+        return await service.rotateSecret(caller, required(values, 'id'), NO_DEADLINE);
+    }
+  } catch (err) {
+    // The service's refusals (a URL the policy refuses, an unknown id) are the operator's to fix.
+    if (err instanceof HttpError && err.status < 500) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
@@ -71,6 +141,9 @@ async function run(argv: string[]): Promise<unknown> {
       org: { type: 'string' },
       id: { type: 'string' },
       file: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
     },
     strict: true,
   });
@@ -78,9 +151,14 @@ async function run(argv: string[]): Promise<unknown> {
   if (command === 'migrate') return { applied: await migrate(config) };
   if (
     !command ||
-    !['create-org', 'create-api-key', 'revoke-api-key', 'import-template', 'seed-demo'].includes(
-      command,
-    )
+    ![
+      'create-org',
+      'create-api-key',
+      'revoke-api-key',
+      'import-template',
+      'seed-demo',
+      ...WEBHOOK_COMMANDS,
+    ].includes(command)
   ) {
     throw new UsageError(command ? `unknown command '${command}'\n${USAGE}` : USAGE);
   }
@@ -102,6 +180,11 @@ async function run(argv: string[]): Promise<unknown> {
       }
       case 'import-template':
         return await importTemplate(db, required(values, 'org'), required(values, 'file'));
+      case 'create-webhook-endpoint':
+      case 'list-webhook-endpoints':
+      case 'delete-webhook-endpoint':
+      case 'rotate-webhook-secret':
+        return await webhookCommand(db, config, command, values);
       default: {
         // seed-demo: an organization, a key and a template to try the service with.
         const org = await createOrganization(db, 'Demo organization');

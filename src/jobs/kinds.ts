@@ -3,8 +3,13 @@
 import { applyRunsJob } from './apply-runs.js';
 import type { JobKind } from './job-kind.js';
 import { stepDueJob } from './step-due.js';
+import { webhookDeliveryJob } from './webhook-delivery.js';
 
-export const JOB_KINDS = { applyRuns: applyRunsJob, stepDue: stepDueJob } as const;
+export const JOB_KINDS = {
+  applyRuns: applyRunsJob,
+  stepDue: stepDueJob,
+  webhookDelivery: webhookDeliveryJob,
+} as const;
 
 export type JobKindName = keyof typeof JOB_KINDS;
 

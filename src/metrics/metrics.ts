@@ -48,6 +48,32 @@ export const overdueMarkedByReconciler = new Counter({
   registers: [registry],
 });
 
+export const webhookAttempts = new Counter({
+  name: 'wrs_webhook_attempts_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, retry, failed, refused, gone).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookAttemptDuration = new Histogram({
+  name: 'wrs_webhook_attempt_duration_seconds',
+  help: 'Time of one webhook delivery attempt, to the answer (or the timeout).',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const webhookDeliveriesMade = new Counter({
+  name: 'wrs_webhook_deliveries_created_total',
+  help: 'Deliveries made from committed events by the dispatcher (one per endpoint and event).',
+  registers: [registry],
+});
+
+export const webhookReenqueued = new Counter({
+  name: 'wrs_reconciler_webhook_reenqueued_total',
+  help: 'Owed webhook deliveries the reconciler enqueued again.',
+  registers: [registry],
+});
+
 /** Gauges read when scraped: each asks its source then, so they are never stale. */
 export function gauge(
   name: string,

@@ -134,4 +134,62 @@ describe('admin CLI', () => {
       await testDb()('workflow_templates').where({ organization_id: org.id }).count({ n: '*' }),
     ).to.deep.equal([{ n: 0 }]);
   });
+
+  it('sets up webhook endpoints for an organization, under the operator’s URL policy', async () => {
+    const org = await ok(['create-org', '--name', 'Hooks']);
+    const orgId = org.id as string;
+    const made = await ok([
+      'create-webhook-endpoint',
+      '--org',
+      orgId,
+      '--url',
+      'https://hooks.example.com/in',
+      '--events',
+      'run.completed,run.failed',
+      '--description',
+      'ops',
+    ]);
+    expect(made).to.include({
+      url: 'https://hooks.example.com/in',
+      enabled: true,
+      description: 'ops',
+    });
+    expect(made.events).to.deep.equal(['run.completed', 'run.failed']);
+    expect(made.secret).to.match(/^whsec_/);
+    const listed = (await ok(['list-webhook-endpoints', '--org', orgId])) as unknown as Array<
+      Record<string, unknown>
+    >;
+    expect(listed.map((e) => e.id)).to.deep.equal([made.id]);
+    expect(listed[0]).not.to.have.property('secret');
+    const rotated = await ok(['rotate-webhook-secret', '--org', orgId, '--id', made.id as string]);
+    expect(rotated.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(made.secret);
+    expect(
+      await ok(['delete-webhook-endpoint', '--org', orgId, '--id', made.id as string]),
+    ).to.deep.equal({
+      id: made.id,
+      deleted: true,
+    });
+
+    for (const args of [
+      ['create-webhook-endpoint', '--org', orgId, '--url', 'http://hooks.example.com/in'],
+      ['create-webhook-endpoint', '--org', orgId, '--url', 'https://10.0.0.1/in'],
+      [
+        'create-webhook-endpoint',
+        '--org',
+        orgId,
+        '--url',
+        'https://a.example/',
+        '--events',
+        'nope',
+      ],
+      ['delete-webhook-endpoint', '--org', orgId, '--id', made.id as string],
+      ['list-webhook-endpoints', '--org', 'no-such-org'],
+    ]) {
+      const res = await runAdmin(args);
+      expect(res.code, args.join(' ')).to.equal(2);
+      expect(res.stderr).to.match(/^error: /);
+    }
+  });
 });

@@ -1,7 +1,10 @@
 // Due dates that act: a step still current at its due date is marked overdue (by a delayed job,
 // or by the reconciler when Redis lost the job), with a step.overdue event; completing or
 // cancelling first leaves nothing to mark.
+import { Queue } from 'bullmq';
 import { expect } from 'chai';
+import { stepDueJob } from '../../src/jobs/step-due.js';
+import { testEnv } from '../support/env.js';
 import { createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
 import {
@@ -98,6 +101,16 @@ describe('due dates that act', function () {
 
   it('still marks the step when Redis loses the timer: the reconciler does it from MySQL', async () => {
     const id = await startedRun();
+    // The timer is scheduled just after the start's commit: flush once it is in Redis.
+    const timers = new Queue(stepDueJob.queue, {
+      connection: redis.connection(),
+      prefix: testEnv.QUEUE_PREFIX,
+    });
+    try {
+      await waitFor('the timer in Redis', async () => (await timers.getDelayedCount()) >= 1);
+    } finally {
+      await timers.close();
+    }
     await redis.flushAll(); // the delayed job is gone
     const d = await waitFor(
       'the reconciler to mark the step',
@@ -108,7 +121,7 @@ describe('due dates that act', function () {
       DUE_MS + 10000,
     );
     expect(d.history.filter((e) => e.type === 'step.overdue')).to.have.length(1);
-    expect(worker.lines.some((l) => l.includes('timers were lost'))).to.equal(true);
+    await worker.waitForLine(/timers were lost/, 5000); // logged asynchronously
   });
 
   async function overdueIds(): Promise<string[]> {

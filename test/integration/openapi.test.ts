@@ -45,6 +45,12 @@ describe('the API document: GET /openapi.json', () => {
         '/get-workflow-runs',
         '/get-workflow-templates',
         '/retry-workflow-run',
+        '/create-webhook-endpoint',
+        '/get-webhook-endpoints',
+        '/delete-webhook-endpoint',
+        '/rotate-webhook-secret',
+        '/get-webhook-deliveries',
+        '/redeliver-webhook',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;

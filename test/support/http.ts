@@ -109,6 +109,14 @@ export class Client {
     return reply;
   }
 
+  /** Any other endpoint: the answer is checked against the served API document. */
+  async call<T = unknown>(path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const reply = await request<T>(`${this.baseUrl}${path}`, { key: this.key, body, headers });
+    const method = body === undefined ? 'GET' : 'POST';
+    await assertDescribed(this.baseUrl, method, path.split('?')[0]!, reply.status, reply.body);
+    return reply;
+  }
+
   async listTemplates(query = '') {
     const reply = await request<Array<Record<string, unknown>>>(
       `${this.baseUrl}/get-workflow-templates${query}`,

@@ -1,0 +1,582 @@
+// Webhook deliveries in MySQL, the outbox that decides what is owed: the dispatcher's turning
+// of committed events into deliveries, an attempt's claim and record, the order of one run's
+// deliveries to one endpoint, what the reconciler enqueues again, and the delivery log.
+import type { Db, TxQuery } from '../db.js';
+import { inlineSql, writeScript, writeTransaction } from '../db.js';
+import {
+  insertIdempotencyRecords,
+  type IdempotencyRecord,
+} from '../idempotency/idempotency-keys.js';
+import { newId } from '../lib/ids.js';
+import type { RunEvent, RunEventType } from '../runs/run-events.js';
+import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** What a delivery job needs to name an attempt. */
+export interface DeliveryRef {
+  id: string;
+  round: number;
+  attempts: number;
+  nextAttemptAt: Date | null;
+}
+
+export interface DeliveryRow {
+  seq: number;
+  id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_id: number | string;
+  run_id: string;
+  event_seq: number;
+  event_type: RunEventType;
+  status: DeliveryStatus;
+  round: number;
+  attempts: number;
+  next_attempt_at: Date | null;
+  locked_until: Date | null;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: string;
+  round: number;
+  attempted_at: Date;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+}
+
+/** What an attempt needs of an endpoint. */
+export type AttemptEndpoint = Pick<
+  Endpoint,
+  | 'id'
+  | 'organizationId'
+  | 'url'
+  | 'secret'
+  | 'previousSecret'
+  | 'previousSecretExpiresAt'
+  | 'enabled'
+  | 'fromEventId'
+>;
+
+/** A delivery with what an attempt of it needs. */
+export interface AttemptContext {
+  delivery: DeliveryRow;
+  endpoint: AttemptEndpoint;
+  event: RunEvent;
+  /** The run's history from its first event to this one. */
+  history: RunEvent[];
+  /** An earlier event of the run is still owed to the endpoint, or not yet dispatched. */
+  waits: boolean;
+}
+
+interface HistoryJson {
+  seq: number;
+  type: RunEventType;
+  at: string;
+  data: unknown;
+}
+
+type AttemptJoinRow = DeliveryRow & {
+  e_organization_id: string;
+  e_url: string;
+  e_secret: string;
+  e_previous_secret: string | null;
+  e_previous_secret_expires_at: Date | null;
+  e_enabled: number;
+  e_from_event_id: number | string;
+  earlier_owed: number;
+  earlier_undispatched: number;
+  history: string | HistoryJson[] | null;
+};
+
+const EXTRA_COLUMNS = new Set(['earlier_owed', 'earlier_undispatched', 'history']);
+
+/** What an attempt came to, as stored. */
+export interface AttemptRecord {
+  at: Date;
+  statusCode?: number;
+  latencyMs: number;
+  responseBody?: string;
+  error?: string;
+  /** The delivery's state after it. */
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  /** Set when this attempt disables the endpoint (410 Gone, or failing too long). */
+  disable?: string;
+  /** An endpoint failing since before this is disabled by a failed attempt. */
+  failingLimit: Date;
+}
+
+/** What one dispatch pass did. */
+export interface DispatchPass {
+  /** Whether any endpoint is enabled at all. */
+  subscribed: boolean;
+  /** Events taken (and marked dispatched). */
+  events: number;
+  /** Deliveries made of them. */
+  made: number;
+  /** The first delivery made per endpoint and run, to enqueue. */
+  first: DeliveryRef[];
+}
+
+export interface DeliveryFilter {
+  endpointId?: string;
+  status?: DeliveryStatus;
+  runId?: string;
+}
+
+const ref = (row: Pick<DeliveryRow, 'id' | 'round' | 'attempts' | 'next_attempt_at'>) => ({
+  id: row.id,
+  round: Number(row.round),
+  attempts: Number(row.attempts),
+  nextAttemptAt: row.next_attempt_at,
+});
+
+type Rows<T> = [T[], unknown];
+
+export class DeliveryStore {
+  constructor(
+    private readonly db: Db,
+    private readonly writeTimeoutMs: number,
+  ) {}
+
+  /**
+   * Turns up to `batch` committed events not yet dispatched into deliveries, one per enabled
+   * endpoint of the event's organization that subscribed to its type and was made before it,
+   * and marks the events dispatched, all in one transaction. Events are locked as they are
+   * read and skipped when another dispatcher holds them, so any number of workers dispatch
+   * at once. Returns how many events it took and, per endpoint and run, the first delivery
+   * made (the next ones follow it: see nextOfChain).
+   */
+  async dispatch(batch: number, now: Date): Promise<DispatchPass> {
+    const floor = await this.db('webhook_endpoints')
+      .where({ enabled: true })
+      .min({ floor: 'from_event_id' })
+      .first<{ floor: number | string | null }>();
+    // No endpoint anywhere: nothing is owed, and events are left as they are (an endpoint made
+    // later is owed only what comes after it).
+    if (floor?.floor === null || floor?.floor === undefined) {
+      return { subscribed: false, events: 0, made: 0, first: [] };
+    }
+
+    return writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query) => {
+        const events = (await query(
+          `SELECT id, run_id, organization_id, seq, type FROM run_events
+          WHERE dispatched = 0 AND id > ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [Number(floor.floor), batch],
+        )) as unknown as Array<{
+          id: number;
+          run_id: string;
+          organization_id: string;
+          seq: number;
+          type: RunEventType;
+        }>;
+        if (events.length === 0) return { subscribed: true, events: 0, made: 0, first: [] };
+
+        const orgs = [...new Set(events.map((e) => e.organization_id))];
+        const endpointRows = (await query(
+          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)`,
+          [orgs],
+        )) as unknown as Array<EndpointRow>;
+        const byOrg = new Map<string, Endpoint[]>();
+        for (const endpoint of endpointRows.map(fromEndpointRow)) {
+          byOrg.set(endpoint.organizationId, [
+            ...(byOrg.get(endpoint.organizationId) ?? []),
+            endpoint,
+          ]);
+        }
+
+        const values: unknown[][] = [];
+        const first = new Map<string, DeliveryRef>();
+        for (const event of events) {
+          for (const endpoint of byOrg.get(event.organization_id) ?? []) {
+            if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
+              continue;
+            const id = newId(now.getTime());
+            values.push([
+              id,
+              event.organization_id,
+              endpoint.id,
+              event.id,
+              event.run_id,
+              event.seq,
+              event.type,
+              'pending',
+              now,
+              now,
+            ]);
+            const chain = `${endpoint.id}/${event.run_id}`;
+            if (!first.has(chain))
+              first.set(chain, { id, round: 1, attempts: 0, nextAttemptAt: now });
+          }
+        }
+        if (values.length > 0) {
+          // A delivery already made for an endpoint and event is kept as it is.
+          await query(
+            `INSERT INTO webhook_deliveries
+             (id, organization_id, endpoint_id, event_id, run_id, event_seq, event_type, status,
+              next_attempt_at, created_at)
+           VALUES ? ON DUPLICATE KEY UPDATE seq = seq`,
+            [values],
+          );
+        }
+        await query('UPDATE run_events SET dispatched = 1 WHERE id IN (?)', [
+          events.map((e) => e.id),
+        ]);
+        return {
+          subscribed: true,
+          events: events.length,
+          made: values.length,
+          first: [...first.values()],
+        };
+      },
+      { readCommitted: true },
+    );
+  }
+
+  /**
+   * A delivery with its endpoint, its event, whether an earlier event of its run is still owed
+   * to the endpoint (a pending delivery) or not yet dispatched (then it waits, and goes when
+   * the earlier one is done), and the run's history up to its event: one round trip.
+   */
+  async forAttempt(id: string): Promise<AttemptContext | undefined> {
+    const [rows] = (await this.db.raw(
+      `SELECT d.*,
+              e.organization_id AS e_organization_id, e.url AS e_url, e.secret AS e_secret,
+              e.previous_secret AS e_previous_secret,
+              e.previous_secret_expires_at AS e_previous_secret_expires_at,
+              e.enabled AS e_enabled, e.from_event_id AS e_from_event_id,
+              EXISTS(SELECT 1 FROM webhook_deliveries p
+                      WHERE p.endpoint_id = d.endpoint_id AND p.run_id = d.run_id
+                        AND p.event_seq < d.event_seq AND p.status = 'pending') AS earlier_owed,
+              EXISTS(SELECT 1 FROM run_events u
+                      WHERE u.run_id = d.run_id AND u.seq < d.event_seq AND u.dispatched = 0
+                        AND u.id > e.from_event_id) AS earlier_undispatched,
+              (SELECT JSON_ARRAYAGG(JSON_OBJECT(
+                        'seq', h.seq, 'type', h.type,
+                        'at', DATE_FORMAT(h.at, '%Y-%m-%dT%H:%i:%s.%fZ'),
+                        'data', JSON_EXTRACT(h.data, '$')) ORDER BY h.seq)
+                 FROM run_events h
+                WHERE h.run_id = d.run_id AND h.seq <= d.event_seq) AS history
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.id = ?`,
+      [id],
+    )) as Rows<AttemptJoinRow>;
+    const row = rows[0];
+    if (!row) return undefined;
+    // The driver hands a JSON value over parsed or as text, depending on the server.
+    const raw =
+      typeof row.history === 'string' ? (JSON.parse(row.history) as unknown) : row.history;
+    const history = ((raw ?? []) as HistoryJson[]).map((h): RunEvent => ({
+      seq: Number(h.seq),
+      type: h.type,
+      at: new Date(h.at).toISOString(),
+      data: (typeof h.data === 'string' ? JSON.parse(h.data) : h.data) as RunEvent['data'],
+    }));
+    const event = history.find((h) => h.seq === Number(row.event_seq));
+    if (!event) return undefined;
+    const delivery = Object.fromEntries(
+      Object.entries(row).filter(([key]) => !EXTRA_COLUMNS.has(key) && !key.startsWith('e_')),
+    ) as unknown as DeliveryRow;
+    return {
+      delivery,
+      endpoint: {
+        id: row.endpoint_id,
+        organizationId: row.e_organization_id,
+        url: row.e_url,
+        secret: row.e_secret,
+        previousSecret: row.e_previous_secret,
+        previousSecretExpiresAt: row.e_previous_secret_expires_at,
+        enabled: Boolean(row.e_enabled),
+        fromEventId: Number(row.e_from_event_id),
+      },
+      event,
+      history,
+      waits: Boolean(row.earlier_owed) || Boolean(row.earlier_undispatched),
+    };
+  }
+
+  /** Takes the delivery for one attempt until `until`; false when it is not this one's to take. */
+  async claim(delivery: DeliveryRow, now: Date, until: Date): Promise<boolean> {
+    const taken = await this.db('webhook_deliveries')
+      .where({
+        id: delivery.id,
+        status: 'pending',
+        round: delivery.round,
+        attempts: delivery.attempts,
+      })
+      .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<', now))
+      .update({ locked_until: until });
+    return taken === 1;
+  }
+
+  /**
+   * Stores an attempt and the delivery's state after it, and the endpoint's (failing since,
+   * or disabled, with every delivery still owed to it failed), in one transaction. False when
+   * the delivery had moved on meanwhile (its claim ran out and another attempt was recorded).
+   */
+  async recordAttempt(
+    context: AttemptContext,
+    record: AttemptRecord,
+  ): Promise<{ recorded: boolean; disabled?: string }> {
+    const { delivery, endpoint } = context;
+    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const updated = await query(
+        `UPDATE webhook_deliveries
+            SET attempts = attempts + 1, status = ?, next_attempt_at = ?, locked_until = NULL,
+                last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?
+          WHERE id = ? AND round = ? AND attempts = ?`,
+        [
+          record.status,
+          record.nextAttemptAt,
+          record.at,
+          record.statusCode ?? null,
+          record.error?.slice(0, 255) ?? null,
+          record.status === 'delivered' ? record.at : null,
+          delivery.id,
+          delivery.round,
+          delivery.attempts,
+        ],
+      );
+      if (updated.affectedRows !== 1) return { recorded: false };
+      await query(
+        `INSERT INTO webhook_attempts
+           (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [
+          delivery.id,
+          delivery.round,
+          record.at,
+          record.statusCode ?? null,
+          record.latencyMs,
+          record.responseBody ?? null,
+          record.error?.slice(0, 255) ?? null,
+        ],
+      );
+      if (record.status === 'delivered') {
+        await query(
+          'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+          [endpoint.id],
+        );
+        return { recorded: true };
+      }
+      await query(
+        'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ?',
+        [record.at, endpoint.id],
+      );
+      let reason = record.disable;
+      if (!reason) {
+        const rows = (await query(
+          'SELECT failing_since FROM webhook_endpoints WHERE id = ? AND enabled = 1 AND failing_since < ?',
+          [endpoint.id, record.failingLimit],
+        )) as unknown as Array<{ failing_since: Date }>;
+        const since = rows[0]?.failing_since;
+        if (since) reason = `every attempt failed since ${since.toISOString()}`;
+      }
+      if (reason) await disableEndpoint(query, endpoint.id, reason, record.at);
+      return { recorded: true, disabled: reason };
+    });
+  }
+
+  /**
+   * Stores a delivered attempt and reads the next delivery owed to the endpoint for the run,
+   * in one round trip (writeScript: on the worker's pool, which allows several statements).
+   * The attempt is logged only if the delivery was still this attempt's (ROW_COUNT of the
+   * guarded UPDATE).
+   */
+  async recordDelivered(
+    context: AttemptContext,
+    record: Pick<AttemptRecord, 'at' | 'statusCode' | 'latencyMs' | 'responseBody'>,
+  ): Promise<DeliveryRef | undefined> {
+    const { delivery, endpoint } = context;
+    const results = await writeScript(
+      this.db,
+      this.writeTimeoutMs,
+      [
+        inlineSql(
+          `UPDATE webhook_deliveries
+              SET attempts = attempts + 1, status = 'delivered', next_attempt_at = NULL,
+                  locked_until = NULL, last_attempt_at = ?, last_status_code = ?,
+                  last_error = NULL, delivered_at = ?
+            WHERE id = ? AND round = ? AND attempts = ?`,
+          [
+            record.at,
+            record.statusCode ?? null,
+            record.at,
+            delivery.id,
+            delivery.round,
+            delivery.attempts,
+          ],
+        ),
+        inlineSql(
+          `INSERT INTO webhook_attempts
+             (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
+           SELECT ?, ?, ?, ?, ?, ?, NULL FROM DUAL WHERE ROW_COUNT() = 1`,
+          [
+            delivery.id,
+            delivery.round,
+            record.at,
+            record.statusCode ?? null,
+            record.latencyMs,
+            record.responseBody ?? null,
+          ],
+        ),
+        inlineSql(
+          'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+          [endpoint.id],
+        ),
+      ],
+      [
+        inlineSql(
+          `SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
+            WHERE endpoint_id = ? AND run_id = ? AND status = 'pending'
+            ORDER BY event_seq LIMIT 1`,
+          [delivery.endpoint_id, delivery.run_id],
+        ),
+      ],
+    );
+    const next = (results.at(-1) as DeliveryRow[] | undefined)?.[0];
+    return next ? ref(next) : undefined;
+  }
+
+  /** The first delivery still owed to the endpoint for the run, in history order. */
+  async nextOfChain(endpointId: string, runId: string): Promise<DeliveryRef | undefined> {
+    const row = await this.db<DeliveryRow>('webhook_deliveries')
+      .where({ endpoint_id: endpointId, run_id: runId, status: 'pending' })
+      .orderBy('event_seq', 'asc')
+      .first('id', 'round', 'attempts', 'next_attempt_at');
+    return row ? ref(row) : undefined;
+  }
+
+  /**
+   * Deliveries owed, due before `before`, not held by an attempt, and first of their run to
+   * their endpoint (the reconciler's look for what Redis may have lost).
+   */
+  async owed(before: Date, now: Date, limit: number): Promise<DeliveryRef[]> {
+    const [rows] = (await this.db.raw(
+      `SELECT d.id, d.round, d.attempts, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.status = 'pending' AND d.next_attempt_at < ?
+          AND (d.locked_until IS NULL OR d.locked_until < ?)
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+                           WHERE e.endpoint_id = d.endpoint_id AND e.run_id = d.run_id
+                             AND e.event_seq < d.event_seq AND e.status = 'pending')
+        ORDER BY d.next_attempt_at LIMIT ?`,
+      [before, now, limit],
+    )) as Rows<DeliveryRow>;
+    return rows.map(ref);
+  }
+
+  /** A page of the organization's delivery log, newest first, with each delivery's attempts. */
+  async list(
+    organizationId: string,
+    filter: DeliveryFilter,
+    limit: number,
+    beforeSeq: number | null,
+  ): Promise<Array<{ delivery: DeliveryRow; attempts: AttemptRow[] }>> {
+    const q = this.db<DeliveryRow>('webhook_deliveries').where({ organization_id: organizationId });
+    if (filter.endpointId !== undefined) q.andWhere({ endpoint_id: filter.endpointId });
+    if (filter.runId !== undefined) q.andWhere({ run_id: filter.runId });
+    if (filter.status !== undefined) q.andWhere({ status: filter.status });
+    if (beforeSeq !== null) q.andWhere('seq', '<', beforeSeq);
+    const deliveries = await q.orderBy('seq', 'desc').limit(limit);
+    if (deliveries.length === 0) return [];
+    const attempts = await this.db<AttemptRow>('webhook_attempts')
+      .whereIn(
+        'delivery_id',
+        deliveries.map((d) => d.id),
+      )
+      .orderBy('id', 'asc');
+    const byDelivery = new Map<string, AttemptRow[]>();
+    for (const attempt of attempts) {
+      byDelivery.set(attempt.delivery_id, [
+        ...(byDelivery.get(attempt.delivery_id) ?? []),
+        attempt,
+      ]);
+    }
+    return deliveries.map((delivery) => ({
+      delivery,
+      attempts: byDelivery.get(delivery.id) ?? [],
+    }));
+  }
+
+  /**
+   * Owes a delivery again, now: a delivered or failed one starts a new round of attempts; a
+   * pending one is brought forward. 'not_found' outside the organization; 'disabled' when its
+   * endpoint is.
+   */
+  async redeliver(
+    organizationId: string,
+    id: string,
+    now: Date,
+    key?: (delivery: DeliveryRow, attempts: AttemptRow[]) => IdempotencyRecord | undefined,
+  ): Promise<{ delivery: DeliveryRow; attempts: AttemptRow[] } | 'not_found' | 'disabled'> {
+    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      const rows = (await query(
+        `SELECT d.*, e.enabled AS endpoint_enabled FROM webhook_deliveries d
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          WHERE d.id = ? AND d.organization_id = ? FOR UPDATE`,
+        [id, organizationId],
+      )) as unknown as Array<DeliveryRow & { endpoint_enabled: number }>;
+      const row = rows[0];
+      if (!row) return 'not_found';
+      if (!row.endpoint_enabled) return 'disabled';
+      const current: DeliveryRow = { ...row };
+      delete (current as Partial<typeof row>).endpoint_enabled;
+      const delivery: DeliveryRow =
+        current.status === 'pending'
+          ? { ...current, next_attempt_at: now }
+          : {
+              ...current,
+              status: 'pending',
+              round: Number(current.round) + 1,
+              attempts: 0,
+              next_attempt_at: now,
+              delivered_at: null,
+            };
+      await query(
+        `UPDATE webhook_deliveries
+            SET status = ?, round = ?, attempts = ?, next_attempt_at = ?, delivered_at = ?
+          WHERE id = ?`,
+        [delivery.status, delivery.round, delivery.attempts, now, delivery.delivered_at, id],
+      );
+      const attempts = (await query(
+        'SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY id',
+        [id],
+      )) as unknown as Array<AttemptRow>;
+      const record = key?.(delivery, attempts);
+      if (record) await insertIdempotencyRecords(query, [record]);
+      return { delivery, attempts };
+    });
+  }
+}
+
+/** Disables an endpoint and fails what is still owed to it (nothing is sent to it any more). */
+async function disableEndpoint(
+  query: TxQuery,
+  endpointId: string,
+  reason: string,
+  at: Date,
+): Promise<void> {
+  await query(
+    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ? WHERE id = ? AND enabled = 1',
+    [reason.slice(0, 255), at, endpointId],
+  );
+  await query(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL,
+            last_error = ? WHERE endpoint_id = ? AND status = 'pending'`,
+    [`endpoint disabled: ${reason}`.slice(0, 255), endpointId],
+  );
+}

@@ -1,0 +1,108 @@
+// What a delivery says: `{"type", "timestamp", "data"}` as Standard Webhooks lays it out. data
+// is the event's own data (the step concerned, its assignee, a reason, an error) with the run
+// id, the organization, the event's place in the run's history (seq) and the run's summary
+// right after the change, in the spec's WorkflowRunSummary fields. The summary is folded from
+// the run's history up to the event, so a delivery made late, or again, still tells the run as
+// it was then, not as it is now.
+import type { RunEvent } from '../runs/run-events.js';
+import type { RunSummary } from '../runs/run-schemas.js';
+
+type Current = Pick<RunSummary, 'currentStepName' | 'currentStepAssignee' | 'currentStepDueDate'>;
+
+const str = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+function current(name: unknown, assignee: unknown, dueDate: unknown): Current {
+  const out: Current = {};
+  if (str(name)) out.currentStepName = str(name);
+  if (str(assignee)) out.currentStepAssignee = str(assignee);
+  if (str(dueDate)) out.currentStepDueDate = str(dueDate);
+  return out;
+}
+
+/**
+ * The run's summary right after the last event of `history` (its events from seq 1 on, in
+ * order), or undefined when the history does not start with run.created (a run older than
+ * the history itself).
+ */
+export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSummary | undefined {
+  const first = history[0];
+  if (!first || first.type !== 'run.created' || first.seq !== 1) return undefined;
+  let summary: RunSummary = {
+    id: runId,
+    lastActivity: first.at,
+    workflowName: String(first.data.workflowName ?? ''),
+    status: 'pending',
+  };
+  const base = () => ({
+    id: summary.id,
+    lastActivity: summary.lastActivity,
+    workflowName: summary.workflowName,
+    status: summary.status,
+  });
+  for (const event of history.slice(1)) {
+    const { data, at } = event;
+    switch (event.type) {
+      case 'run.started':
+        summary = {
+          ...base(),
+          status: 'active',
+          lastActivity: at,
+          ...current(data.step, data.assignee, data.dueDate),
+        };
+        break;
+      case 'step.completed':
+        summary = {
+          ...base(),
+          lastActivity: at,
+          ...current(data.nextStep, data.nextAssignee, data.nextDueDate),
+        };
+        break;
+      case 'run.completed':
+        summary = { ...base(), status: 'completed', lastActivity: at };
+        break;
+      case 'run.cancelled':
+        summary = { ...base(), status: 'cancelled', lastActivity: at };
+        break;
+      case 'run.failed':
+        // The step that could not be completed stays the current one.
+        summary = { ...summary, status: 'failed', lastActivity: at };
+        break;
+      case 'run.retried':
+        summary = {
+          ...summary,
+          status: data.change === 'start' ? 'pending' : 'active',
+          lastActivity: at,
+        };
+        break;
+      case 'step.overdue':
+        break; // being overdue is not activity, and the summary does not show it
+      case 'run.created':
+        break;
+    }
+  }
+  return summary;
+}
+
+/** The webhook-id of an event: the same for every attempt and every endpoint. */
+export function messageId(eventId: number | string): string {
+  return `evt_${eventId}`;
+}
+
+/** The body of a delivery. */
+export function deliveryBody(
+  event: RunEvent,
+  run: { id: string; organizationId: string; summary: RunSummary },
+): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: event.at,
+    data: {
+      ...event.data,
+      runId: run.id,
+      organizationId: run.organizationId,
+      seq: event.seq,
+      run: run.summary,
+    },
+  });
+}

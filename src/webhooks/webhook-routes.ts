@@ -1,0 +1,151 @@
+// The webhook endpoints, each stating its contract (http/contract.ts); handlers only translate
+// between HTTP and the webhook service.
+import { defineRoute, type Route } from '../http/contract.js';
+import { decodeCursor, sendPage } from '../http/pagination.js';
+import type {
+  CreateEndpointBody,
+  DeliveriesQuery,
+  EndpointIdBody,
+  RedeliverBody,
+  webhookSchemas,
+} from './webhook-schemas.js';
+import type { WebhookService } from './webhook-service.js';
+
+const notFound = (what: string) => ({
+  description: `no such ${what} in this organization`,
+  schema: 'Error',
+});
+
+export function webhookRoutes(deps: {
+  service: WebhookService;
+  schemas: ReturnType<typeof webhookSchemas>;
+  defaultLimit: number;
+}): Route[] {
+  const { service, schemas } = deps;
+  return [
+    defineRoute<Record<string, never>, CreateEndpointBody>({
+      operationId: 'createWebhookEndpoint',
+      method: 'POST',
+      path: '/create-webhook-endpoint',
+      summary: 'Subscribe a URL to run events',
+      description:
+        'Events are POSTed to the URL, signed as Standard Webhooks lays out; the signing secret is in this answer only.',
+      auth: 'apiKey',
+      body: schemas.createBody,
+      responses: {
+        200: { description: 'the endpoint, with its secret', schema: 'WebhookEndpointWithSecret' },
+        409: { description: 'the organization has as many endpoints as it may', schema: 'Error' },
+      },
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.createEndpoint(principal, body, deadline, idempotency),
+        };
+      },
+    }),
+    defineRoute({
+      operationId: 'getWebhookEndpoints',
+      method: 'GET',
+      path: '/get-webhook-endpoints',
+      summary: "The organization's webhook endpoints (without secrets)",
+      auth: 'apiKey',
+      responses: {
+        200: {
+          description: 'every endpoint',
+          schema: { type: 'array', items: { $ref: 'WebhookEndpoint' } },
+        },
+      },
+      async handle({ principal }) {
+        return { status: 200, body: await service.listEndpoints(principal) };
+      },
+    }),
+    defineRoute<Record<string, never>, EndpointIdBody>({
+      operationId: 'deleteWebhookEndpoint',
+      method: 'POST',
+      path: '/delete-webhook-endpoint',
+      summary: 'Delete an endpoint, with its delivery log; nothing more is sent to it',
+      auth: 'apiKey',
+      body: schemas.idBody,
+      responses: {
+        200: { description: 'deleted', schema: 'WebhookEndpointDeleted' },
+        404: notFound('endpoint'),
+      },
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.deleteEndpoint(principal, body.id, deadline, idempotency),
+        };
+      },
+    }),
+    defineRoute<Record<string, never>, EndpointIdBody>({
+      operationId: 'rotateWebhookSecret',
+      method: 'POST',
+      path: '/rotate-webhook-secret',
+      summary: "Replace an endpoint's signing secret",
+      description:
+        'The old secret keeps signing beside the new one for 24 hours: each delivery then carries both signatures.',
+      auth: 'apiKey',
+      body: schemas.idBody,
+      responses: {
+        200: {
+          description: 'the endpoint, with its new secret',
+          schema: 'WebhookEndpointWithSecret',
+        },
+        404: notFound('endpoint'),
+      },
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.rotateSecret(principal, body.id, deadline, idempotency),
+        };
+      },
+    }),
+    defineRoute<DeliveriesQuery>({
+      operationId: 'getWebhookDeliveries',
+      method: 'GET',
+      path: '/get-webhook-deliveries',
+      summary: 'The delivery log, newest first, optionally filtered, with every attempt',
+      auth: 'apiKey',
+      query: schemas.deliveriesQuery,
+      responses: {
+        200: {
+          description: 'a page of deliveries; the next page is in the Link header',
+          schema: { type: 'array', items: { $ref: 'WebhookDelivery' } },
+          headers: { Link: '<next page URL>; rel="next", when there is one' },
+        },
+      },
+      async handle({ principal, query }, ctx) {
+        const limit = query.limit ?? deps.defaultLimit;
+        const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const rows = await service.listDeliveries(
+          principal,
+          { endpointId: query.endpoint_id, status: query.status, runId: query.run_id },
+          limit + 1,
+          beforeSeq,
+        );
+        return sendPage(ctx, limit, rows, (row) => row.view);
+      },
+    }),
+    defineRoute<Record<string, never>, RedeliverBody>({
+      operationId: 'redeliverWebhook',
+      method: 'POST',
+      path: '/redeliver-webhook',
+      summary: 'Send a delivery again now',
+      description:
+        'A delivered or failed delivery starts a new round of attempts; one still owed is tried now.',
+      auth: 'apiKey',
+      body: schemas.redeliverBody,
+      responses: {
+        202: { description: 'the delivery, owed now', schema: 'WebhookDelivery' },
+        404: notFound('delivery'),
+        409: { description: "the delivery's endpoint is disabled", schema: 'Error' },
+      },
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 202,
+          body: await service.redeliver(principal, body.delivery_id, deadline, idempotency),
+        };
+      },
+    }),
+  ];
+}

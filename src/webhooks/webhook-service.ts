@@ -1,0 +1,186 @@
+// The webhook endpoints' logic, behind thin routes: subscribing (the URL checked against the
+// operator's policy, a new secret), listing, deleting, rotating a secret, the delivery log and
+// redelivery. Every call is scoped to the caller's organization: another organization's ids
+// are not found.
+import type { Principal } from '../auth/key-store.js';
+import type { WebhookConfig } from '../config.js';
+import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../errors.js';
+import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
+import { newId } from '../lib/ids.js';
+import type { WriteGate } from '../lib/deadline.js';
+import type { DeliveryJobs } from './delivery-jobs.js';
+import type { AttemptRow, DeliveryFilter, DeliveryRow, DeliveryStore } from './delivery-store.js';
+import type { EndpointStore } from './endpoint-store.js';
+import { newSecret } from './signing.js';
+import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';
+import type {
+  CreateEndpointBody,
+  WebhookDeliveryView,
+  WebhookEndpointView,
+  WebhookEndpointWithSecret,
+} from './webhook-schemas.js';
+import { toDeliveryView, toEndpointView } from './webhook-views.js';
+
+/** How long a secret replaced by a rotation keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+function beginWrite(gate: WriteGate): void {
+  if (!gate.beginWrite()) throw serviceUnavailable('request timed out before it was stored');
+}
+
+/** The key a request claimed, with its answer: stored with the request's effect. */
+function answered(claim: IdempotencyClaim | undefined, status: number, body: unknown) {
+  return claim ? { ...claim, status, response: JSON.stringify(body) } : undefined;
+}
+
+/** Who asks: an API key's organization, or an operator naming one (admin CLI). */
+export type Caller = Pick<Principal, 'organizationId'>;
+
+export class WebhookService {
+  constructor(
+    private readonly endpoints: EndpointStore,
+    private readonly deliveries: DeliveryStore,
+    private readonly config: WebhookConfig,
+    /** Enqueues redeliveries; without it (the admin CLI), the reconciler enqueues them. */
+    private readonly jobs?: DeliveryJobs,
+  ) {}
+
+  async createEndpoint(
+    principal: Caller,
+    body: CreateEndpointBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<WebhookEndpointWithSecret> {
+    let url: string;
+    try {
+      url = checkEndpointUrl(body.url, this.config);
+    } catch (err) {
+      if (err instanceof RefusedUrlError) throw badRequest(err.message, 'invalid_url');
+      throw err;
+    }
+    const endpoint = {
+      id: newId(),
+      organizationId: principal.organizationId,
+      url,
+      description: body.description ?? null,
+      eventTypes: body.events ? [...body.events] : undefined,
+      secret: newSecret(),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      failingSince: null,
+      createdAt: new Date(),
+    };
+    const answer = { ...toEndpointView({ ...endpoint, fromEventId: 0 }), secret: endpoint.secret };
+    beginWrite(gate);
+    const stored = await this.endpoints.insert(
+      endpoint,
+      this.config.maxEndpoints,
+      answered(claim, 200, answer),
+    );
+    if (!stored) {
+      throw new HttpError(
+        409,
+        'limit_reached',
+        `an organization may have at most ${this.config.maxEndpoints} webhook endpoints`,
+      );
+    }
+    return answer;
+  }
+
+  async listEndpoints(principal: Caller): Promise<WebhookEndpointView[]> {
+    const now = new Date();
+    return (await this.endpoints.list(principal.organizationId)).map((e) => toEndpointView(e, now));
+  }
+
+  async deleteEndpoint(
+    principal: Caller,
+    id: string,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<{ id: string; deleted: true }> {
+    const answer = { id, deleted: true as const };
+    beginWrite(gate);
+    if (
+      !(await this.endpoints.delete(principal.organizationId, id, answered(claim, 200, answer)))
+    ) {
+      throw notFound(`webhook endpoint '${id}' not found`);
+    }
+    return answer;
+  }
+
+  async rotateSecret(
+    principal: Caller,
+    id: string,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<WebhookEndpointWithSecret> {
+    const now = new Date();
+    const secret = newSecret();
+    const view = (e: Parameters<typeof toEndpointView>[0]) => ({
+      ...toEndpointView(e, now),
+      secret,
+    });
+    beginWrite(gate);
+    const rotated = await this.endpoints.rotateSecret(
+      principal.organizationId,
+      id,
+      secret,
+      new Date(now.getTime() + ROTATION_OVERLAP_MS),
+      (e) => answered(claim, 200, view(e)),
+    );
+    if (!rotated) throw notFound(`webhook endpoint '${id}' not found`);
+    return view(rotated);
+  }
+
+  async listDeliveries(
+    principal: Caller,
+    filter: DeliveryFilter,
+    limit: number,
+    beforeSeq: number | null,
+  ): Promise<Array<{ seq: number; view: WebhookDeliveryView }>> {
+    const page = await this.deliveries.list(principal.organizationId, filter, limit, beforeSeq);
+    return page.map(({ delivery, attempts }) => ({
+      seq: Number(delivery.seq),
+      view: toDeliveryView(delivery, attempts),
+    }));
+  }
+
+  /** Owes a delivery again, now; the attempt follows the commit (or the reconciler makes it). */
+  async redeliver(
+    principal: Caller,
+    deliveryId: string,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<WebhookDeliveryView> {
+    beginWrite(gate);
+    const view = (d: DeliveryRow, attempts: AttemptRow[]) => toDeliveryView(d, attempts);
+    const result = await this.deliveries.redeliver(
+      principal.organizationId,
+      deliveryId,
+      new Date(),
+      (d, attempts) => answered(claim, 202, view(d, attempts)),
+    );
+    if (result === 'not_found') throw notFound(`webhook delivery '${deliveryId}' not found`);
+    if (result === 'disabled') {
+      throw conflict('the endpoint of this delivery is disabled; create a new endpoint');
+    }
+    const { delivery, attempts } = result;
+    // Its own job id: a retry of the same attempt may wait in Redis for its backoff to end.
+    await this.jobs?.enqueue(
+      [
+        {
+          id: delivery.id,
+          round: Number(delivery.round),
+          attempts: Number(delivery.attempts),
+          nextAttemptAt: null,
+        },
+      ],
+      Date.now(),
+      '_now',
+    );
+    return view(delivery, attempts);
+  }
+}
