@@ -12,6 +12,7 @@ import {
 } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
+import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** Every sample of a Prometheus text page, keyed `name{labels}` as written. */
 function samples(text: string): Map<string, number> {
@@ -37,8 +38,8 @@ describe('metrics: GET /metrics on METRICS_PORT', () => {
     apiMetrics = `http://127.0.0.1:${apiPort}/metrics`;
     workerMetrics = `http://127.0.0.1:${workerPort}/metrics`;
     [api, worker] = await Promise.all([
-      startApi({ METRICS_PORT: String(apiPort) }),
-      startWorker({ METRICS_PORT: String(workerPort) }),
+      startApi({ ...WEBHOOK_TEST_ENV, METRICS_PORT: String(apiPort) }),
+      startWorker({ ...WEBHOOK_TEST_ENV, METRICS_PORT: String(workerPort) }),
     ]);
     tenant = await createTenant(testDb());
     client = new Client(api.url, tenant.key);
@@ -112,7 +113,7 @@ describe('metrics: GET /metrics on METRICS_PORT', () => {
     expect(moved('wrs_run_events_total{type="run.started"}')).to.equal(5);
     expect(moved('wrs_run_changes_total{type="complete_step"}')).to.equal(1);
     expect(moved('wrs_run_events_total{type="step.completed"}')).to.equal(1);
-    for (const kind of ['applyRuns', 'stepDue']) {
+    for (const kind of ['applyRuns', 'stepDue', 'webhookDelivery']) {
       expect(w.has(`wrs_jobs{kind="${kind}",state="waiting"}`), kind).to.equal(true);
     }
     expect(w.get('wrs_jobs{kind="stepDue",state="delayed"}')).to.be.at.least(1); // due timers
@@ -120,6 +121,39 @@ describe('metrics: GET /metrics on METRICS_PORT', () => {
     // Bounded labels: no run, organization or key ever appears in a metric.
     for (const secret of [...ids, tenant.orgId, tenant.key]) {
       expect(apiAfter.text).not.to.include(secret);
+    }
+  });
+
+  it('counts webhook deliveries made, and attempts by outcome', async () => {
+    const receiver = await WebhookReceiver.start();
+    receiver.set('/bad', { kind: 'fail', status: 500 });
+    const endpoints: string[] = [];
+    try {
+      for (const path of ['/ok', '/bad']) {
+        const res = await client.call<{ id: string }>('/create-webhook-endpoint', {
+          url: receiver.url(path),
+          events: ['run.created'],
+        });
+        expect(res.status).to.equal(200);
+        endpoints.push(res.body.id);
+      }
+      const before = (await scrape(workerMetrics)).values;
+      for (let i = 0; i < 3; i++) await client.createRun(createBody(tenant));
+      await waitFor(
+        'deliveries and failed attempts',
+        () => receiver.accepted('/ok').length === 3 && receiver.at('/bad').length >= 3,
+      );
+      const after = await waitFor('the counters', async () => {
+        const w = (await scrape(workerMetrics)).values;
+        const moved = (key: string) => value(w, key) - value(before, key);
+        return moved('wrs_webhook_attempts_total{outcome="delivered"}') === 3 && moved;
+      });
+      expect(after('wrs_webhook_deliveries_created_total')).to.equal(6);
+      expect(after('wrs_webhook_attempts_total{outcome="retry"}')).to.be.at.least(3);
+      expect(after('wrs_webhook_attempt_duration_seconds_count')).to.be.at.least(6);
+    } finally {
+      for (const id of endpoints) await client.call('/delete-webhook-endpoint', { id });
+      await receiver.close();
     }
   });
 
