@@ -74,9 +74,9 @@ export class Reconciler {
       this.options.batch ?? 1000,
     );
     if (owed.length === 0) return 0;
-    // Due now: their next_attempt_at is past. One job id per round, as for runs.
+    // Due now (their next_attempt_at is past, so no delay). One job id per round, as for runs.
     const sent = await this.webhooks.jobs.enqueue(
-      owed.map((d) => ({ ...d, nextAttemptAt: null })),
+      owed,
       now,
       `_r${Math.floor(now / this.options.afterMs)}`,
     );

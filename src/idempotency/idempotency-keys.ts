@@ -31,6 +31,18 @@ export interface StoredAnswer {
   response: string;
 }
 
+/**
+ * The key a request claimed, with the answer it gets: stored with the request's effect. The
+ * answer's JSON is made only when there is a key to store it with.
+ */
+export function answered(
+  claim: IdempotencyClaim | undefined,
+  status: number,
+  response: () => string,
+): IdempotencyRecord | undefined {
+  return claim ? { ...claim, status, response: response() } : undefined;
+}
+
 export function requestHash(endpoint: string, body: unknown): string {
   return createHash('sha256')
     .update(endpoint)

@@ -9,6 +9,7 @@ import {
   serviceUnavailable,
 } from '../errors.js';
 import {
+  answered,
   isDuplicateKey,
   type IdempotencyClaim,
   type IdempotencyRecord,
@@ -39,14 +40,9 @@ interface NewRun {
   key: IdempotencyRecord | undefined;
 }
 
-/** The key a request claimed, with the answer it gets: stored with the request's effect. */
-function answered(
-  claim: IdempotencyClaim | undefined,
-  status: number,
-  run: RunRecord,
-): IdempotencyRecord | undefined {
-  return claim ? { ...claim, status, response: resourceJson(run) } : undefined;
-}
+/** The key a request claimed, with the run as its answer (idempotency-keys' answered). */
+const runAnswer = (claim: IdempotencyClaim | undefined, status: number, run: RunRecord) =>
+  answered(claim, status, () => resourceJson(run));
 
 function checkAgainstTemplate(
   template: Template,
@@ -117,7 +113,7 @@ export class RunService {
       assignments,
       new Date(),
     );
-    return this.inserts.submit({ run, key: answered(claim, 200, run) }, () => gate.beginWrite());
+    return this.inserts.submit({ run, key: runAnswer(claim, 200, run) }, () => gate.beginWrite());
   }
 
   /**
@@ -138,7 +134,7 @@ export class RunService {
         new Date(),
         request.step_name,
       );
-      if (!(await this.runs.storeRequest(run, next, answered(claim, 202, next)))) return undefined;
+      if (!(await this.runs.storeRequest(run, next, runAnswer(claim, 202, next)))) return undefined;
       await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
       return next;
     });
@@ -153,7 +149,7 @@ export class RunService {
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = cancelRun(run, request.reason, new Date());
-      if (!(await this.runs.storeChange(run, next, answered(claim, 200, next)))) return undefined;
+      if (!(await this.runs.storeChange(run, next, runAnswer(claim, 200, next)))) return undefined;
       countChange('cancel', next.events);
       return next;
     });
@@ -168,7 +164,7 @@ export class RunService {
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
       const next = retryRun(run, new Date());
-      if (!(await this.runs.storeChange(run, next, answered(claim, 202, next)))) return undefined;
+      if (!(await this.runs.storeChange(run, next, runAnswer(claim, 202, next)))) return undefined;
       countChange('retry', next.events);
       await this.notifier.notify(
         [{ runId: next.id, seq: next.requestedSeq }],

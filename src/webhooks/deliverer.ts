@@ -8,7 +8,12 @@ import type { WebhookConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { webhookAttemptDuration, webhookAttempts } from '../metrics/metrics.js';
 import type { DeliveryJobs } from './delivery-jobs.js';
-import type { AttemptContext, AttemptRecord, DeliveryStore } from './delivery-store.js';
+import {
+  deliveryRef,
+  type AttemptContext,
+  type AttemptRecord,
+  type DeliveryStore,
+} from './delivery-store.js';
 import { signingSecrets } from './endpoint-store.js';
 import { postWebhook, type AttemptResult } from './http-sender.js';
 import { deliveryBody, messageId, summaryAfter } from './payload.js';
@@ -45,7 +50,7 @@ export class Deliverer {
     const due = delivery.next_attempt_at?.getTime() ?? 0;
     if (due > now.getTime() + 100) {
       // Early (a nudge while it waits out its backoff): come back when it is due.
-      await this.jobs.enqueue([{ ...refOf(context), nextAttemptAt: new Date(due) }], now.getTime());
+      await this.jobs.enqueue([deliveryRef(delivery)], now.getTime());
       return 'later';
     }
     if (context.waits) return 'waiting';
@@ -99,14 +104,8 @@ export class Deliverer {
       return outcome;
     }
     if (outcome === 'retry') {
-      await this.jobs.enqueue([
-        {
-          id: delivery.id,
-          round: delivery.round,
-          attempts: delivery.attempts + 1,
-          nextAttemptAt: record.nextAttemptAt,
-        },
-      ]);
+      const retry = { ...delivery, attempts: Number(delivery.attempts) + 1 };
+      await this.jobs.enqueue([{ ...deliveryRef(retry), nextAttemptAt: record.nextAttemptAt }]);
     } else {
       const next = await this.store.nextOfChain(delivery.endpoint_id, delivery.run_id);
       if (next) await this.jobs.enqueue([next]);
@@ -157,9 +156,4 @@ export class Deliverer {
     const nextAttemptAt = new Date(at.getTime() + retryDelayMs(made, this.config.backoffBaseMs));
     return { outcome: 'retry', record: { ...base, error, status: 'pending', nextAttemptAt } };
   }
-}
-
-function refOf(context: AttemptContext) {
-  const { delivery } = context;
-  return { id: delivery.id, round: Number(delivery.round), attempts: Number(delivery.attempts) };
 }

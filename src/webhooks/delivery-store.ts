@@ -134,12 +134,72 @@ export interface DeliveryFilter {
   runId?: string;
 }
 
-const ref = (row: Pick<DeliveryRow, 'id' | 'round' | 'attempts' | 'next_attempt_at'>) => ({
+/** A delivery as a job names it. */
+export const deliveryRef = (
+  row: Pick<DeliveryRow, 'id' | 'round' | 'attempts' | 'next_attempt_at'>,
+): DeliveryRef => ({
   id: row.id,
   round: Number(row.round),
   attempts: Number(row.attempts),
   nextAttemptAt: row.next_attempt_at,
 });
+
+/**
+ * The statements that store an attempt, shared by both ways of recording one: the delivery's
+ * state after it (guarded by the round and attempt read), then the attempt's log row, written
+ * only if that UPDATE changed the delivery.
+ */
+function attemptStatements(
+  delivery: DeliveryRow,
+  record: Pick<
+    AttemptRecord,
+    'at' | 'statusCode' | 'latencyMs' | 'responseBody' | 'error' | 'status' | 'nextAttemptAt'
+  >,
+): [update: Statement, log: Statement] {
+  const error = record.error?.slice(0, 255) ?? null;
+  return [
+    [
+      `UPDATE webhook_deliveries
+          SET attempts = attempts + 1, status = ?, next_attempt_at = ?, locked_until = NULL,
+              last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?
+        WHERE id = ? AND round = ? AND attempts = ?`,
+      [
+        record.status,
+        record.nextAttemptAt,
+        record.at,
+        record.statusCode ?? null,
+        error,
+        record.status === 'delivered' ? record.at : null,
+        delivery.id,
+        delivery.round,
+        delivery.attempts,
+      ],
+    ],
+    [
+      `INSERT INTO webhook_attempts
+         (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
+       SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`,
+      [
+        delivery.id,
+        delivery.round,
+        record.at,
+        record.statusCode ?? null,
+        record.latencyMs,
+        record.responseBody ?? null,
+        error,
+      ],
+    ],
+  ];
+}
+
+type Statement = [sql: string, values: unknown[]];
+
+/** The first delivery still owed to an endpoint for a run, in history order. */
+const NEXT_OF_CHAIN = `SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
+  WHERE endpoint_id = ? AND run_id = ? AND status = 'pending' ORDER BY event_seq LIMIT 1`;
+
+const CLEAR_FAILING =
+  'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL';
 
 type Rows<T> = [T[], unknown];
 
@@ -324,9 +384,10 @@ export class DeliveryStore {
   }
 
   /**
-   * Stores an attempt and the delivery's state after it, and the endpoint's (failing since,
-   * or disabled, with every delivery still owed to it failed), in one transaction. False when
-   * the delivery had moved on meanwhile (its claim ran out and another attempt was recorded).
+   * Stores a failed attempt and the delivery's state after it, and the endpoint's (failing
+   * since, or disabled, with every delivery still owed to it failed), in one transaction.
+   * False when the delivery had moved on meanwhile (its claim ran out and another attempt was
+   * recorded). A delivered attempt goes through recordDelivered.
    */
   async recordAttempt(
     context: AttemptContext,
@@ -334,45 +395,10 @@ export class DeliveryStore {
   ): Promise<{ recorded: boolean; disabled?: string }> {
     const { delivery, endpoint } = context;
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      const updated = await query(
-        `UPDATE webhook_deliveries
-            SET attempts = attempts + 1, status = ?, next_attempt_at = ?, locked_until = NULL,
-                last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?
-          WHERE id = ? AND round = ? AND attempts = ?`,
-        [
-          record.status,
-          record.nextAttemptAt,
-          record.at,
-          record.statusCode ?? null,
-          record.error?.slice(0, 255) ?? null,
-          record.status === 'delivered' ? record.at : null,
-          delivery.id,
-          delivery.round,
-          delivery.attempts,
-        ],
-      );
+      const [[updateSql, updateValues], [logSql, logValues]] = attemptStatements(delivery, record);
+      const updated = await query(updateSql, updateValues);
       if (updated.affectedRows !== 1) return { recorded: false };
-      await query(
-        `INSERT INTO webhook_attempts
-           (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [
-          delivery.id,
-          delivery.round,
-          record.at,
-          record.statusCode ?? null,
-          record.latencyMs,
-          record.responseBody ?? null,
-          record.error?.slice(0, 255) ?? null,
-        ],
-      );
-      if (record.status === 'delivered') {
-        await query(
-          'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
-          [endpoint.id],
-        );
-        return { recorded: true };
-      }
+      await query(logSql, logValues);
       await query(
         'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ?',
         [record.at, endpoint.id],
@@ -402,63 +428,24 @@ export class DeliveryStore {
     record: Pick<AttemptRecord, 'at' | 'statusCode' | 'latencyMs' | 'responseBody'>,
   ): Promise<DeliveryRef | undefined> {
     const { delivery, endpoint } = context;
+    const delivered = { ...record, status: 'delivered' as const, nextAttemptAt: null };
     const results = await writeScript(
       this.db,
       this.writeTimeoutMs,
       [
-        inlineSql(
-          `UPDATE webhook_deliveries
-              SET attempts = attempts + 1, status = 'delivered', next_attempt_at = NULL,
-                  locked_until = NULL, last_attempt_at = ?, last_status_code = ?,
-                  last_error = NULL, delivered_at = ?
-            WHERE id = ? AND round = ? AND attempts = ?`,
-          [
-            record.at,
-            record.statusCode ?? null,
-            record.at,
-            delivery.id,
-            delivery.round,
-            delivery.attempts,
-          ],
-        ),
-        inlineSql(
-          `INSERT INTO webhook_attempts
-             (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
-           SELECT ?, ?, ?, ?, ?, ?, NULL FROM DUAL WHERE ROW_COUNT() = 1`,
-          [
-            delivery.id,
-            delivery.round,
-            record.at,
-            record.statusCode ?? null,
-            record.latencyMs,
-            record.responseBody ?? null,
-          ],
-        ),
-        inlineSql(
-          'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
-          [endpoint.id],
-        ),
+        ...attemptStatements(delivery, delivered).map(([sql, values]) => inlineSql(sql, values)),
+        inlineSql(CLEAR_FAILING, [endpoint.id]),
       ],
-      [
-        inlineSql(
-          `SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
-            WHERE endpoint_id = ? AND run_id = ? AND status = 'pending'
-            ORDER BY event_seq LIMIT 1`,
-          [delivery.endpoint_id, delivery.run_id],
-        ),
-      ],
+      [inlineSql(NEXT_OF_CHAIN, [delivery.endpoint_id, delivery.run_id])],
     );
     const next = (results.at(-1) as DeliveryRow[] | undefined)?.[0];
-    return next ? ref(next) : undefined;
+    return next ? deliveryRef(next) : undefined;
   }
 
   /** The first delivery still owed to the endpoint for the run, in history order. */
   async nextOfChain(endpointId: string, runId: string): Promise<DeliveryRef | undefined> {
-    const row = await this.db<DeliveryRow>('webhook_deliveries')
-      .where({ endpoint_id: endpointId, run_id: runId, status: 'pending' })
-      .orderBy('event_seq', 'asc')
-      .first('id', 'round', 'attempts', 'next_attempt_at');
-    return row ? ref(row) : undefined;
+    const [rows] = (await this.db.raw(NEXT_OF_CHAIN, [endpointId, runId])) as Rows<DeliveryRow>;
+    return rows[0] ? deliveryRef(rows[0]) : undefined;
   }
 
   /**
@@ -476,7 +463,7 @@ export class DeliveryStore {
         ORDER BY d.next_attempt_at LIMIT ?`,
       [before, now, limit],
     )) as Rows<DeliveryRow>;
-    return rows.map(ref);
+    return rows.map(deliveryRef);
   }
 
   /** A page of the organization's delivery log, newest first, with each delivery's attempts. */

@@ -5,11 +5,17 @@
 import type { Principal } from '../auth/key-store.js';
 import type { WebhookConfig } from '../config.js';
 import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../errors.js';
-import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
+import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { newId } from '../lib/ids.js';
 import type { WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from './delivery-jobs.js';
-import type { AttemptRow, DeliveryFilter, DeliveryRow, DeliveryStore } from './delivery-store.js';
+import {
+  deliveryRef,
+  type AttemptRow,
+  type DeliveryFilter,
+  type DeliveryRow,
+  type DeliveryStore,
+} from './delivery-store.js';
 import type { EndpointStore } from './endpoint-store.js';
 import { newSecret } from './signing.js';
 import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';
@@ -28,10 +34,9 @@ function beginWrite(gate: WriteGate): void {
   if (!gate.beginWrite()) throw serviceUnavailable('request timed out before it was stored');
 }
 
-/** The key a request claimed, with its answer: stored with the request's effect. */
-function answered(claim: IdempotencyClaim | undefined, status: number, body: unknown) {
-  return claim ? { ...claim, status, response: JSON.stringify(body) } : undefined;
-}
+/** The key a request claimed, with its answer (idempotency-keys' answered). */
+const jsonAnswer = (claim: IdempotencyClaim | undefined, status: number, body: unknown) =>
+  answered(claim, status, () => JSON.stringify(body));
 
 /** Who asks: an API key's organization, or an operator naming one (admin CLI). */
 export type Caller = Pick<Principal, 'organizationId'>;
@@ -78,7 +83,7 @@ export class WebhookService {
     const stored = await this.endpoints.insert(
       endpoint,
       this.config.maxEndpoints,
-      answered(claim, 200, answer),
+      jsonAnswer(claim, 200, answer),
     );
     if (!stored) {
       throw new HttpError(
@@ -104,7 +109,7 @@ export class WebhookService {
     const answer = { id, deleted: true as const };
     beginWrite(gate);
     if (
-      !(await this.endpoints.delete(principal.organizationId, id, answered(claim, 200, answer)))
+      !(await this.endpoints.delete(principal.organizationId, id, jsonAnswer(claim, 200, answer)))
     ) {
       throw notFound(`webhook endpoint '${id}' not found`);
     }
@@ -129,7 +134,7 @@ export class WebhookService {
       id,
       secret,
       new Date(now.getTime() + ROTATION_OVERLAP_MS),
-      (e) => answered(claim, 200, view(e)),
+      (e) => jsonAnswer(claim, 200, view(e)),
     );
     if (!rotated) throw notFound(`webhook endpoint '${id}' not found`);
     return view(rotated);
@@ -161,7 +166,7 @@ export class WebhookService {
       principal.organizationId,
       deliveryId,
       new Date(),
-      (d, attempts) => answered(claim, 202, view(d, attempts)),
+      (d, attempts) => jsonAnswer(claim, 202, view(d, attempts)),
     );
     if (result === 'not_found') throw notFound(`webhook delivery '${deliveryId}' not found`);
     if (result === 'disabled') {
@@ -169,18 +174,7 @@ export class WebhookService {
     }
     const { delivery, attempts } = result;
     // Its own job id: a retry of the same attempt may wait in Redis for its backoff to end.
-    await this.jobs?.enqueue(
-      [
-        {
-          id: delivery.id,
-          round: Number(delivery.round),
-          attempts: Number(delivery.attempts),
-          nextAttemptAt: null,
-        },
-      ],
-      Date.now(),
-      '_now',
-    );
+    await this.jobs?.enqueue([deliveryRef(delivery)], Date.now(), '_now');
     return view(delivery, attempts);
   }
 }
