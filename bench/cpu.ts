@@ -1,18 +1,36 @@
 // CPU time used by processes over a measurement (utime + stime from /proc/<pid>/stat), to
-// say where each request's cost goes: the server, MariaDB, Redis.
+// say where each request's cost goes: the server, MariaDB or PostgreSQL, Redis, the load.
 import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-function cpuTicks(pid: number): number {
+/** A process's CPU ticks so far; with children, also those of its children that have ended. */
+function cpuTicks(pid: number, withChildren = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime, stime
+    const own = Number(fields[11]) + Number(fields[12]); // utime, stime
+    return withChildren ? own + Number(fields[13]) + Number(fields[14]) : own; // cutime, cstime
   } catch {
     return Number.NaN;
   }
+}
+
+function processes(): Array<{ pid: number; comm: string; ppid: number }> {
+  const out: Array<{ pid: number; comm: string; ppid: number }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      out.push({ pid: Number(entry), comm, ppid });
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
 }
 
 /**
@@ -22,14 +40,12 @@ function cpuTicks(pid: number): number {
  */
 export function pidsByName(wanted: Record<string, string>): Map<string, number> {
   const found = new Map<string, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid, comm } of processes()) {
+    const needle = wanted[comm];
+    if (needle === undefined || found.has(comm)) continue;
     try {
-      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      const needle = wanted[comm];
-      if (needle === undefined || found.has(comm)) continue;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(needle)) found.set(comm, Number(entry));
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmdline.includes(needle)) found.set(comm, pid);
     } catch {
       // the process ended while we looked
     }
@@ -37,18 +53,49 @@ export function pidsByName(wanted: Record<string, string>): Map<string, number> 
   return found;
 }
 
+/** Reads a CPU tick counter that only grows: one process, or a group of them. */
+export type TickReader = () => number;
+
+/** One process (and, with children, what its ended children used: wrk under the load child). */
+export const processTicks =
+  (pid: number, withChildren = false): TickReader =>
+  () =>
+    cpuTicks(pid, withChildren);
+
+/**
+ * Every PostgreSQL process: the postmaster with what its ended children used, and every live
+ * child (a backend per connection, the writers). PostgreSQL's work is spread over them.
+ */
+export function postgresTicks(): TickReader | undefined {
+  const all = processes();
+  const postmaster = all.find(
+    (p) => (p.comm === 'postgres' || p.comm === 'postmaster') && p.ppid === 1,
+  );
+  if (!postmaster) return undefined;
+  return () => {
+    let ticks = cpuTicks(postmaster.pid, true);
+    for (const p of processes()) if (p.ppid === postmaster.pid) ticks += cpuTicks(p.pid) || 0;
+    return ticks;
+  };
+}
+
 export class CpuMeter {
+  private readonly readers: Map<string, TickReader>;
   private readonly start: Map<string, number>;
 
-  constructor(private readonly pids: Map<string, number>) {
-    this.start = new Map([...pids].map(([name, pid]) => [name, cpuTicks(pid)]));
+  /** Each name with a pid (its own CPU) or a reader of its own (a group of processes). */
+  constructor(pids: Map<string, number | TickReader>) {
+    this.readers = new Map(
+      [...pids].map(([name, p]) => [name, typeof p === 'number' ? processTicks(p) : p]),
+    );
+    this.start = new Map([...this.readers].map(([name, read]) => [name, read()]));
   }
 
   /** CPU milliseconds used by each process since the meter was made. */
   elapsedMs(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const [name, pid] of this.pids) {
-      out[name] = ((cpuTicks(pid) - this.start.get(name)!) * 1000) / TICKS_PER_SECOND;
+    for (const [name, read] of this.readers) {
+      out[name] = ((read() - this.start.get(name)!) * 1000) / TICKS_PER_SECOND;
     }
     return out;
   }

@@ -3,11 +3,14 @@
 // JSON summary. It owns a database (wrs_bench_<pid>) and Redis queue prefixes
 // (wrs-bench-<pid>*), and removes both (and every process it started) however it ends.
 //
+// The pg-boss peer runs on its own database (wrs_bench_peer_<pid>) on the local PostgreSQL;
+// where none answers, the peer's figures are left out with a note.
+//
 // Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks (some phases),
-// --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL
-// (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST (run the API and
-// worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
-// BENCH_WORKER_NODE_ARGS (node flags for them, e.g. --cpu-prof).
+// --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
+// BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
+// (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
+// BENCH_WORKER_NODE_ARGS (node flags for them, e.g. --cpu-prof), BENCH_LOAD=autocannon (not wrk).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +24,14 @@ import {
   removeLeftovers,
 } from './fixtures.js';
 import { MemoryTracker } from './memory.js';
+import {
+  createPeerDatabase,
+  dropPeerDatabase,
+  peerDatabasePids,
+  peerDatabaseUrl,
+  peerUnavailable,
+  PeerDb,
+} from './peer/peer-db.js';
 import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureListScale } from './phases/list-scale.js';
@@ -75,6 +86,11 @@ const cleanUpOnce = () => (cleaning ??= cleanUp());
 async function cleanUp(): Promise<void> {
   await stopAll();
   await dropBenchDatabase().catch((err: unknown) => log(`could not drop the database: ${err}`));
+  if (peerCreated) {
+    await dropPeerDatabase().catch((err: unknown) =>
+      log(`could not drop the peer's database: ${err}`),
+    );
+  }
   try {
     for (const prefix of Object.values(PREFIXES)) await clearQueue(prefix);
     await deleteRateLimitKeys(PREFIXES.api, tenantKeyIds, RATE_LIMIT_WINDOW_MS, began);
@@ -82,6 +98,8 @@ async function cleanUp(): Promise<void> {
     log(`could not delete the Redis keys: ${err}`);
   }
 }
+
+let peerCreated = false;
 
 /** The bench's API keys, whose rate-limit counters are deleted at the end. */
 const tenantKeyIds: string[] = [];
@@ -111,6 +129,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       .join(' ')}; logs in ${LOG_DIR}`,
   );
   let db: Db | undefined;
+  let peerDb: PeerDb | undefined;
   try {
     const others = await removeLeftovers();
     if (others.length > 0) {
@@ -124,14 +143,40 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const hooked = await createTenant(db, 'Bench webhook organization');
     tenantKeyIds.push(...[tenant, workerTenant, small, big, hooked].map((t) => t.keyId));
 
-    const [api, echo, naive] = await Promise.all([
-      startHttp('api', 'src/server.js', serviceEnv(PREFIXES.api), API_NODE_ARGS),
+    // The peer: its database (the same tenants' keys and templates), unless none answers.
+    const noPeer = await peerUnavailable();
+    if (noPeer) {
+      log(`note: the pg-boss peer is left out: ${noPeer}`);
+    } else {
+      for (const pid of await peerDatabasePids()) {
+        if (pid !== process.pid && !others.includes(pid)) await dropPeerDatabase(pid);
+      }
+      peerCreated = true;
+      await createPeerDatabase([tenant, workerTenant]);
+      peerDb = new PeerDb();
+    }
+    const peerServer = peerDb
+      ? startHttp('peer', 'bench/baselines/pgboss-server.js', {
+          ...serviceEnv(PREFIXES.naive),
+          PEER_DATABASE_URL: peerDatabaseUrl(),
+        })
+      : undefined;
+
+    const apiMetricsPort = await freePort();
+    const [api, echo, naive, peer] = await Promise.all([
+      startHttp(
+        'api',
+        'src/server.js',
+        { ...serviceEnv(PREFIXES.api), METRICS_PORT: String(apiMetricsPort) },
+        API_NODE_ARGS,
+      ),
       startHttp('echo', 'bench/baselines/echo-server.js', {}),
       startHttp('naive', 'bench/baselines/naive-server.js', {
         ...serviceEnv(PREFIXES.naive),
         BENCH_ORG_ID: tenant.orgId,
         BENCH_TEMPLATE_ID: tenant.template.id,
       }),
+      peerServer,
     ]);
     const memory = new MemoryTracker(api.proc.pid);
     memory.sample('after start');
@@ -149,8 +194,16 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
           service: `${api.url}/create-workflow-run`,
           echo: `${echo.url}/create-workflow-run`,
           naive: `${naive.url}/create-workflow-run`,
+          ...(peer ? { peer: `${peer.url}/create-workflow-run` } : {}),
         },
-        pids: { service: api.proc.pid, echo: echo.proc.pid, naive: naive.proc.pid },
+        pids: {
+          service: api.proc.pid,
+          echo: echo.proc.pid,
+          naive: naive.proc.pid,
+          ...(peer ? { peer: peer.proc.pid } : {}),
+        },
+        resetPeer: peerDb ? () => peerDb!.reset() : undefined,
+        serviceMetricsUrl: `http://127.0.0.1:${apiMetricsPort}/metrics`,
         memory,
         log,
       });
@@ -165,7 +218,13 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       );
       // The API is idle here (its RSS stays where the last load left it): a reading after the
       // phase, but no samples for the comparison, which is made between phases under load.
-      figures.worker = await measureWorkerThroughput({ settings, db, tenant: workerTenant, log });
+      figures.worker = await measureWorkerThroughput({
+        settings,
+        db,
+        tenant: workerTenant,
+        peer: peerDb,
+        log,
+      });
       memory.sample('after worker phase (API idle)');
     }
 
@@ -174,16 +233,25 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         `\n[3/5] end-to-end latency at ${settings.e2eRate} creates/s for ${settings.e2eSeconds} s (t=${elapsed()} s)`,
       );
       memory.enterPhase('end-to-end phase');
-      figures.e2e = await measureEndToEnd({ settings, db, tenant, apiUrl: api.url });
+      figures.e2e = await measureEndToEnd({
+        settings,
+        db,
+        tenant,
+        apiUrl: api.url,
+        peer: peer && peerDb ? { apiUrl: peer.url, db: peerDb } : undefined,
+      });
       memory.enterPhase(undefined);
-      const e = figures.e2e;
-      log(
-        `  ${e.created} runs at ${e.achievedRate}/s: create p50 ${e.createLatency.p50} ms p99 ${e.createLatency.p99} ms;` +
-          ` started-and-listed p50 ${e.endToEnd.p50} ms p99 ${e.endToEnd.p99} ms max ${e.endToEnd.max} ms;` +
-          ` ${e.unseen} unseen, ${e.createErrors} errors, ${e.polls} list reads (p50 ${e.pollLatency.p50} ms)`,
-      );
+      for (const [name, e] of Object.entries(figures.e2e)) {
+        log(
+          `  ${name}: ${e.created} runs at ${e.achievedRate}/s: create p50 ${e.createLatency.p50} ms p99 ${e.createLatency.p99} ms;` +
+            ` started-and-listed p50 ${e.endToEnd.p50} ms p99 ${e.endToEnd.p99} ms max ${e.endToEnd.max} ms;` +
+            ` ${e.unseen} unseen, ${e.createErrors} errors, ${e.polls} list reads (p50 ${e.pollLatency.p50} ms)`,
+        );
+      }
       memory.sample('after end-to-end phase');
     }
+
+    await peer?.proc.stop();
 
     if (runs('list')) {
       log(
@@ -233,6 +301,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     return { figures, ok: true };
   } finally {
     await db?.destroy();
+    await peerDb?.close();
   }
 }
 

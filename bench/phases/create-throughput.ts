@@ -1,67 +1,92 @@
-// Phase 1: create throughput. The same load (same body, same connections, same time) against
-// the service, the bare echo endpoint and the naive pipeline, in turns, so that the noise of a
-// shared machine falls on all three; the best round of each is kept.
+// Phase 1: create throughput. The same load (same body, same key, same connections, same time)
+// against the service, the bare echo endpoint, the naive pipeline and the pg-boss peer, in
+// turns, so that the noise of a shared machine falls on all of them. Every round is kept (its
+// p99 is a target of its own); the best round of each target gives the throughput figures.
 import type { Db } from '../../src/db.js';
-import { CpuMeter, pidsByName } from '../cpu.js';
+import { CpuMeter, pidsByName, postgresTicks, processTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import type { MemoryTracker } from '../memory.js';
 import { RequestChild } from '../processes.js';
+import { describeProbe, watchRound, type RoundProbe } from '../round-probes.js';
 import { BENCH_REDIS_URL, PREFIXES, type BenchSettings } from '../settings.js';
 
-export type CreateTarget = 'service' | 'echo' | 'naive';
+export type CreateTarget = 'service' | 'echo' | 'naive' | 'peer';
 
 /**
  * A load run, with the CPU each process spent per successful request (microseconds): the
- * server, MariaDB, Redis and the load generator itself.
+ * server, MariaDB, PostgreSQL, Redis and the load generator itself.
  */
-export type CreateRun = LoadResult & { cpuUsPerRequest: Record<string, number> };
+export type CreateRun = LoadResult & {
+  cpuUsPerRequest: Record<string, number>;
+  /** For the service: what its event loop, its GC and MariaDB did during the run. */
+  probe?: RoundProbe;
+};
 
 export interface CreatePhaseResult {
-  best: Record<CreateTarget, CreateRun>;
-  rounds: Array<Record<CreateTarget, CreateRun>>;
+  /** The targets measured: the peer is left out where no PostgreSQL answers. */
+  targets: CreateTarget[];
+  best: Partial<Record<CreateTarget, CreateRun>>;
+  rounds: Array<Partial<Record<CreateTarget, CreateRun>>>;
 }
 
 export interface CreatePhaseDeps {
   settings: BenchSettings;
   db: Db;
   tenant: Tenant;
-  urls: Record<CreateTarget, string>;
+  /** The URL of each target's create endpoint (no peer: not measured). */
+  urls: Partial<Record<CreateTarget, string>>;
   /** The server process behind each target, for its CPU time. */
-  pids: Record<CreateTarget, number>;
+  pids: Partial<Record<CreateTarget, number>>;
+  /** The API's /metrics, read around each of its runs (event-loop delay, GC). */
+  serviceMetricsUrl?: string;
+  /** Empties the peer's run table and queue. */
+  resetPeer?: () => Promise<void>;
   memory: MemoryTracker;
   log: (line: string) => void;
 }
 
-const ORDER: CreateTarget[] = ['echo', 'naive', 'service'];
-
-async function reset(db: Db): Promise<void> {
-  // Every run starts from an empty table and queue: no run measures the leftovers of another.
-  await clearRuns(db);
-  await clearQueue(PREFIXES.api);
-  await clearQueue(PREFIXES.naive);
-}
+const ORDER: CreateTarget[] = ['echo', 'naive', 'peer', 'service'];
 
 export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<CreatePhaseResult> {
   const { settings, tenant } = deps;
+  const order = ORDER.filter((target) => deps.urls[target] !== undefined);
+  const reset = async () => {
+    // Every run starts from an empty table and queue: no run measures the leftovers of another.
+    await clearRuns(deps.db);
+    await clearQueue(PREFIXES.api);
+    await clearQueue(PREFIXES.naive);
+    await deps.resetPeer?.();
+  };
   const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
-  const shared = pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` });
+  const shared = new Map<string, number | TickReader>(
+    pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }),
+  );
+  const postgres = postgresTicks();
+  if (postgres && deps.urls.peer) shared.set('postgres', postgres);
   const generator = new RequestChild('load', 'bench/load.js');
   const measured = async (target: CreateTarget, seconds: number): Promise<CreateRun> => {
     const meter = new CpuMeter(
-      new Map([['server', deps.pids[target]], ...shared, ['load', generator.pid]]),
+      new Map<string, number | TickReader>([
+        ['server', deps.pids[target]!],
+        ...shared,
+        // The load child with wrk, its child, once that has ended.
+        ['load', processTicks(generator.pid, true)],
+      ]),
     );
+    const watching =
+      target === 'service' ? await watchRound(deps.db, deps.serviceMetricsUrl) : undefined;
     const result = await load(target, seconds);
     const cpuUsPerRequest: Record<string, number> = {};
     for (const [name, ms] of Object.entries(meter.elapsedMs())) {
       cpuUsPerRequest[name] = Math.round((ms * 1000) / Math.max(1, result.ok));
     }
-    return { ...result, cpuUsPerRequest };
+    return { ...result, cpuUsPerRequest, probe: await watching?.() };
   };
   const load = (target: CreateTarget, seconds: number) =>
     generator.request<LoadResult>(
       {
-        url: deps.urls[target],
+        url: deps.urls[target]!,
         body: createBody(tenant),
         headers: { authorization: tenant.key },
         connections: settings.connections,
@@ -72,8 +97,8 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
 
   const rounds: CreatePhaseResult['rounds'] = [];
   try {
-    for (const target of ORDER) {
-      await reset(deps.db);
+    for (const target of order) {
+      await reset();
       deps.memory.enterPhase(target === 'service' ? 'create warm-up' : undefined);
       await load(
         target,
@@ -85,21 +110,23 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
     deps.memory.setBaseline('create round 1');
 
     for (let round = 0; round < settings.createRounds; round++) {
-      const results = {} as Record<CreateTarget, CreateRun>;
-      for (const target of ORDER) {
-        await reset(deps.db);
+      const results: Partial<Record<CreateTarget, CreateRun>> = {};
+      for (const target of order) {
+        await reset();
         deps.memory.enterPhase(target === 'service' ? `create round ${round + 1}` : undefined);
         results[target] = await measured(target, settings.createSeconds);
         deps.memory.enterPhase(undefined);
-        const r = results[target];
+        const r = results[target]!;
         const cpu = Object.entries(r.cpuUsPerRequest)
           .map(([name, us]) => `${name} ${us}`)
           .join(', ');
         deps.log(
           `  round ${round + 1} ${target.padEnd(7)} ${r.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
-            `  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors + r.timeouts + r.non2xx}` +
+            `  p50 ${r.p50} ms  p90 ${r.p90} ms  p99 ${r.p99} ms  max ${r.max} ms` +
+            `  errors ${r.errors + r.timeouts + r.non2xx}` +
             `  (CPU µs/request: ${cpu})`,
         );
+        if (r.probe) deps.log(`          ${describeProbe(r.probe)}`);
         if (target === 'service') deps.memory.sample(`after create round ${round + 1}`);
       }
       rounds.push(results);
@@ -107,13 +134,13 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
   } finally {
     await generator.close();
   }
-  await reset(deps.db);
+  await reset();
 
-  const best = {} as Record<CreateTarget, CreateRun>;
-  for (const target of ORDER) {
+  const best: CreatePhaseResult['best'] = {};
+  for (const target of order) {
     best[target] = rounds
-      .map((r) => r[target])
+      .map((r) => r[target]!)
       .reduce((a, b) => (b.requestsPerSecond > a.requestsPerSecond ? b : a));
   }
-  return { best, rounds };
+  return { targets: order, best, rounds };
 }

@@ -1,15 +1,19 @@
 // Phase 2: worker throughput. A backlog of pending runs with their jobs is stored, then one
-// worker process is started and MySQL is read until every run is started. The real worker and
-// the bare one-UPDATE-per-job worker take the same backlog size, in turns.
+// worker process is started and the database is read until every run is started. The real
+// worker, the bare one-UPDATE-per-job worker and the pg-boss peer's worker (on its PostgreSQL
+// database) take the same backlog size, in turns.
 import type { Db } from '../../src/db.js';
+import { newId } from '../../src/lib/ids.js';
+import { newRun } from '../../src/runs/run-state.js';
 import { countByStatus, countPending, seedBacklog } from '../backlog.js';
-import { CpuMeter, pidsByName } from '../cpu.js';
-import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
+import { CpuMeter, pidsByName, postgresTicks, type TickReader } from '../cpu.js';
+import { clearQueue, clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
+import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
 import { sleep, startScript } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
 
-export type WorkerKind = 'worker' | 'bare';
+export type WorkerKind = 'worker' | 'bare' | 'peer';
 
 export interface WorkerRun {
   runs: number;
@@ -24,42 +28,77 @@ export interface WorkerRun {
 }
 
 export interface WorkerPhaseResult {
-  best: Record<WorkerKind, WorkerRun>;
-  rounds: Array<Record<WorkerKind, WorkerRun>>;
+  kinds: WorkerKind[];
+  best: Partial<Record<WorkerKind, WorkerRun>>;
+  rounds: Array<Partial<Record<WorkerKind, WorkerRun>>>;
 }
 
-const SCRIPTS: Record<WorkerKind, string> = {
-  worker: 'workers/main.js',
-  bare: 'bench/baselines/bare-worker.js',
-};
+/** What draining a backlog needs of each kind: where its runs live and how it is started. */
+interface Drainer {
+  script: string;
+  env: Record<string, string>;
+  seed: (backlog: number) => Promise<void>;
+  countPending: () => Promise<number>;
+  countActive: () => Promise<number>;
+  /** The database and queue processes whose CPU the drain costs. */
+  storage: () => Map<string, number | TickReader>;
+}
+
+function drainers(db: Db, tenant: Tenant, peer: PeerDb | undefined): Map<WorkerKind, Drainer> {
+  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
+  const mysqlAndRedis = () =>
+    new Map(pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }));
+  const onMysql = (jobs: 'as-api' | 'one-per-run', script: string): Drainer => ({
+    script,
+    env: serviceEnv(PREFIXES.workerPhase),
+    seed: async (backlog) => {
+      await clearRuns(db);
+      await clearQueue(PREFIXES.workerPhase);
+      await seedBacklog(db, tenant, PREFIXES.workerPhase, backlog, jobs);
+    },
+    countPending: () => countPending(db),
+    countActive: () => countByStatus(db, 'active'),
+    storage: mysqlAndRedis,
+  });
+  const kinds = new Map<WorkerKind, Drainer>([
+    ['bare', onMysql('one-per-run', 'bench/baselines/bare-worker.js')],
+    ['worker', onMysql('as-api', 'workers/main.js')],
+  ]);
+  if (peer) {
+    kinds.set('peer', {
+      script: 'bench/baselines/pgboss-worker.js',
+      env: { PEER_DATABASE_URL: peerDatabaseUrl() },
+      seed: async (backlog) => {
+        await peer.reset();
+        const now = new Date();
+        const runs = Array.from({ length: backlog }, () =>
+          newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+        );
+        await peer.seedBacklog(runs);
+      },
+      countPending: () => peer.countPending(),
+      countActive: () => peer.countByStatus('active'),
+      storage: () => {
+        const postgres = postgresTicks();
+        return new Map(postgres ? [['postgres', postgres]] : []);
+      },
+    });
+  }
+  return kinds;
+}
 
 async function drainBacklog(
-  db: Db,
-  tenant: Tenant,
   kind: WorkerKind,
+  drainer: Drainer,
   backlog: number,
 ): Promise<WorkerRun> {
-  await clearRuns(db);
-  await clearQueue(PREFIXES.workerPhase);
   const seeding = Date.now();
-  await seedBacklog(
-    db,
-    tenant,
-    PREFIXES.workerPhase,
-    backlog,
-    kind === 'worker' ? 'as-api' : 'one-per-run',
-  );
+  await drainer.seed(backlog);
   const seedSeconds = round((Date.now() - seeding) / 1000, 1);
 
-  const proc = startScript(`${kind}-phase2`, SCRIPTS[kind], {
-    env: serviceEnv(PREFIXES.workerPhase),
-  });
-  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
+  const proc = startScript(`${kind}-phase2`, drainer.script, { env: drainer.env });
   const meter = new CpuMeter(
-    new Map([
-      ['worker', proc.pid],
-      ...pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }),
-    ]),
+    new Map<string, number | TickReader>([['worker', proc.pid], ...drainer.storage()]),
   );
   try {
     const spawned = Date.now();
@@ -67,14 +106,14 @@ async function drainBacklog(
     let pendingAtFirst = backlog;
     const deadline = spawned + 180_000;
     for (;;) {
-      const pending = await countPending(db);
+      const pending = await drainer.countPending();
       const now = Date.now();
       if (pending < backlog && firstAt === 0) {
         firstAt = now;
         pendingAtFirst = pending;
       }
       if (pending === 0) {
-        const active = await countByStatus(db, 'active');
+        const active = await drainer.countActive();
         if (active !== backlog) throw new Error(`${kind}: ${active} of ${backlog} runs active`);
         const seconds = Math.max(0.001, (now - firstAt) / 1000);
         const cpuUsPerRun: Record<string, number> = {};
@@ -102,17 +141,21 @@ export async function measureWorkerThroughput(deps: {
   settings: BenchSettings;
   db: Db;
   tenant: Tenant;
+  /** The peer's database; without it the peer is not measured. */
+  peer?: PeerDb;
   log: (line: string) => void;
 }): Promise<WorkerPhaseResult> {
+  const kinds = drainers(deps.db, deps.tenant, deps.peer);
   const rounds: WorkerPhaseResult['rounds'] = [];
   for (let i = 0; i < deps.settings.workerRounds; i++) {
-    const result = {} as Record<WorkerKind, WorkerRun>;
-    for (const kind of ['bare', 'worker'] as const) {
-      result[kind] = await drainBacklog(deps.db, deps.tenant, kind, deps.settings.backlog);
+    const result: Partial<Record<WorkerKind, WorkerRun>> = {};
+    for (const [kind, drainer] of kinds) {
+      const r = await drainBacklog(kind, drainer, deps.settings.backlog);
+      result[kind] = r;
       deps.log(
-        `  round ${i + 1} ${kind.padEnd(6)} ${String(result[kind].runsPerSecond).padStart(6)} runs/s` +
-          `  (${result[kind].runs} runs seeded in ${result[kind].seedSeconds} s, drained ${result[kind].wallSeconds} s after process start;` +
-          ` CPU µs/run: ${Object.entries(result[kind].cpuUsPerRun)
+        `  round ${i + 1} ${kind.padEnd(6)} ${String(r.runsPerSecond).padStart(6)} runs/s` +
+          `  (${r.runs} runs seeded in ${r.seedSeconds} s, drained ${r.wallSeconds} s after process start;` +
+          ` CPU µs/run: ${Object.entries(r.cpuUsPerRun)
             .map(([name, us]) => `${name} ${us}`)
             .join(', ')})`,
       );
@@ -121,11 +164,12 @@ export async function measureWorkerThroughput(deps: {
   }
   await clearRuns(deps.db);
   await clearQueue(PREFIXES.workerPhase);
-  const best = {} as Record<WorkerKind, WorkerRun>;
-  for (const kind of ['bare', 'worker'] as const) {
+  await deps.peer?.reset();
+  const best: WorkerPhaseResult['best'] = {};
+  for (const kind of kinds.keys()) {
     best[kind] = rounds
-      .map((r) => r[kind])
+      .map((r) => r[kind]!)
       .reduce((a, b) => (b.runsPerSecond > a.runsPerSecond ? b : a));
   }
-  return { best, rounds };
+  return { kinds: [...kinds.keys()], best, rounds };
 }
