@@ -8,22 +8,27 @@
 // eslint-disable-next-line no-control-regex -- NUL and Ctrl-Z are among what MySQL escapes
 const NEEDS_ESCAPE = /[\0\n\r\x1a'\\]/;
 // eslint-disable-next-line no-control-regex -- as above
-const ESCAPES = /[\0\n\r\x1a'\\]/g;
+const CONTROL = /[\0\n\r\x1a]/;
+// eslint-disable-next-line no-control-regex -- as above
+const CONTROLS = /[\0\n\r\x1a]/g;
 const REPLACEMENTS: Record<string, string> = {
   '\0': '\\0',
   '\n': '\\n',
   '\r': '\\r',
   '\x1a': '\\Z',
-  "'": "\\'",
-  '\\': '\\\\',
 };
 
 export type SqlValue = string | number | Date | null;
 
 function quote(text: string): string {
-  return NEEDS_ESCAPE.test(text)
-    ? `'${text.replace(ESCAPES, (c) => REPLACEMENTS[c]!)}'`
-    : `'${text}'`;
+  if (!NEEDS_ESCAPE.test(text)) return `'${text}'`;
+  // One native pass per kind of character, backslashes first: JSON nested in JSON (a batch of
+  // documents) has a backslash before every quote, and a replace that calls back per match
+  // cost a worker more than the rest of building its statements.
+  let escaped = text.includes('\\') ? text.replaceAll('\\', '\\\\') : text;
+  if (escaped.includes("'")) escaped = escaped.replaceAll("'", "\\'");
+  if (CONTROL.test(escaped)) escaped = escaped.replace(CONTROLS, (c) => REPLACEMENTS[c]!);
+  return `'${escaped}'`;
 }
 
 /** A literal for a string, a finite number, NULL, or a Date as a UTC DATETIME(3). */

@@ -77,7 +77,7 @@ describe('fault: a worker killed with -9 while it holds jobs', function () {
   it('finishes every held job in a second worker, applying each step once', async () => {
     const ledger = new Ledger();
     // From here on worker A's writes stop at the proxy (its reads still pass).
-    mysqlProxy.holdFrom((chunk) => chunk.includes('UPDATE workflow_runs SET'));
+    mysqlProxy.holdFrom((chunk) => chunk.includes('UPDATE workflow_runs'));
     const created = await Promise.all(
       Array.from({ length: RUNS }, (_, i) => createRun(client, tenant, ledger, `k${i}`)),
     );
