@@ -177,6 +177,31 @@ export function writeTransaction<T>(
 }
 
 /**
+ * writeTransaction for statements known in advance, in two round trips instead of one per
+ * statement: `START TRANSACTION; …statements` together, then the COMMIT alone. The promise is
+ * writeTransaction's: until the COMMIT is sent nothing can be stored (a statement that fails
+ * stops the rest, and the transaction is rolled back), so only an unanswered COMMIT leaves
+ * the outcome unknown. Needs a pool made with multipleStatements.
+ */
+export function writeBatch(
+  db: Db,
+  timeoutMs: number,
+  statements: readonly string[],
+): Promise<void> {
+  return onWriteConnection(db, timeoutMs, async (query) => {
+    await query(['START TRANSACTION', ...statements].join('; '));
+    try {
+      await query('COMMIT');
+    } catch (err) {
+      if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
+        throw new OutcomeUnknownError(err);
+      }
+      throw err;
+    }
+  });
+}
+
+/**
  * Runs statements as one transaction in one round trip (`START TRANSACTION; …; COMMIT`), on a
  * pool made with multipleStatements. When a statement fails, MySQL runs none after it, so the
  * COMMIT is never reached and the transaction is rolled back. Unlike writeTransaction it cannot

@@ -32,7 +32,10 @@ const queue = connections.queue(applyRunsJob, config, 'wrs-api-queue');
 queue.on('error', throttledWarn(log, 'queue error'));
 
 const templates = new TemplateStore(db);
-const runs = new RunStore(db, config.writeTimeoutMs);
+// New runs' batches go in two round trips on a pool of their own that allows several
+// statements a query (RunStore); nothing else the API sends may carry more than one.
+const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, { multipleStatements: true });
+const runs = new RunStore(db, config.writeTimeoutMs, false, batchDb);
 const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-api-webhooks');
@@ -90,5 +93,5 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   redis.disconnect();
   connections.close();
   metricsServer?.close();
-  await db.destroy();
+  await Promise.all([db.destroy(), batchDb.destroy()]);
 });

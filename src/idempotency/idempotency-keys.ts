@@ -51,21 +51,30 @@ export function requestHash(endpoint: string, body: unknown): string {
     .digest('hex');
 }
 
-/** The INSERT that stores keys inside the transaction of their effect. */
+/** The INSERT that stores keys inside the transaction of their effect (none: undefined). */
+export function insertIdempotencySql(
+  records: readonly IdempotencyRecord[],
+  now = new Date(),
+): string | undefined {
+  if (records.length === 0) return undefined;
+  const values = records.map(
+    (r) =>
+      `(${[r.organizationId, r.key, r.endpoint, r.requestHash].map(sqlLiteral).join(', ')}, ${r.status}, ${sqlLiteral(r.response)}, ${sqlLiteral(now)}, ${sqlLiteral(r.expiresAt)})`,
+  );
+  return (
+    'INSERT INTO idempotency_keys (`organization_id`, `idem_key`, `endpoint`, `request_hash`, `status_code`, `response`, `created_at`, `expires_at`) VALUES ' +
+    values.join(', ')
+  );
+}
+
+/** Stores keys inside the transaction of their effect. */
 export async function insertIdempotencyRecords(
   query: TxQuery,
   records: readonly IdempotencyRecord[],
   now = new Date(),
 ): Promise<void> {
-  if (records.length === 0) return;
-  const values = records.map(
-    (r) =>
-      `(${[r.organizationId, r.key, r.endpoint, r.requestHash].map(sqlLiteral).join(', ')}, ${r.status}, ${sqlLiteral(r.response)}, ${sqlLiteral(now)}, ${sqlLiteral(r.expiresAt)})`,
-  );
-  await query(
-    'INSERT INTO idempotency_keys (`organization_id`, `idem_key`, `endpoint`, `request_hash`, `status_code`, `response`, `created_at`, `expires_at`) VALUES ' +
-      values.join(', '),
-  );
+  const sql = insertIdempotencySql(records, now);
+  if (sql) await query(sql);
 }
 
 /** True for the error of storing a key that is already stored (by a request that won). */
