@@ -34,7 +34,10 @@ export type RunCommand =
       requested_at: string;
     };
 
-/** run_json: everything needed to show a run without reading its template again. */
+/**
+ * run_json as clients see it: everything needed to show a run without reading its template.
+ * MySQL keeps it without the template's pages (storedDocumentJson), which reads restore.
+ */
 export interface RunDocument {
   template: { id: string; name: string; pages: TemplatePage[] };
   input_fields: Record<string, string>;
@@ -97,19 +100,44 @@ function present(data: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
 }
 
-const serialized = new WeakMap<RunDocument, string>();
+/** A document's JSON in both forms, made once per document (never changed in place). */
+const serialized = new WeakMap<RunDocument, { full: string; stored: string }>();
+/** Each template's pages as JSON, made once per pages array (templates never change). */
+const pagesJson = new WeakMap<TemplatePage[], string>();
+
+function serializedForms(document: RunDocument): { full: string; stored: string } {
+  let forms = serialized.get(document);
+  if (forms === undefined) {
+    const { template, ...rest } = document;
+    let pages = pagesJson.get(template.pages);
+    if (pages === undefined) {
+      pages = JSON.stringify(template.pages);
+      pagesJson.set(template.pages, pages);
+    }
+    const reference = `{"template":{"id":${JSON.stringify(template.id)},"name":${JSON.stringify(template.name)}`;
+    const restJson = JSON.stringify(rest);
+    const after = restJson === '{}' ? '}}' : `},${restJson.slice(1)}`;
+    forms = { full: `${reference},"pages":${pages}${after}`, stored: reference + after };
+    serialized.set(document, forms);
+  }
+  return forms;
+}
 
 /**
- * The document as JSON, computed once per document: a create stores it and answers with it.
- * Safe to keep because a document is never changed in place; every change makes a new one.
+ * The document as clients see it (run_json, with its template's pages), made once per
+ * document: a create stores it and answers with it.
  */
 export function documentJson(document: RunDocument): string {
-  let json = serialized.get(document);
-  if (json === undefined) {
-    json = JSON.stringify(document);
-    serialized.set(document, json);
-  }
-  return json;
+  return serializedForms(document).full;
+}
+
+/**
+ * The document as stored: its template by id and name only. The pages are the template's,
+ * which never changes, so a row need not carry a copy of them (half of a document's bytes,
+ * read and written again by every change); RunStore puts them back when it reads a run.
+ */
+export function storedDocumentJson(document: RunDocument): string {
+  return serializedForms(document).stored;
 }
 
 /** A run that cannot be applied however often it is retried (a broken record). */

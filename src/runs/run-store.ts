@@ -19,6 +19,7 @@ import {
 import { chunkBySize } from '../lib/chunks.js';
 import { countChange } from '../metrics/metrics.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
+import type { TemplatePage } from '../templates/template.js';
 import {
   eventValues,
   fromEventRow,
@@ -29,7 +30,7 @@ import {
 } from './run-events.js';
 import {
   RunStateError,
-  documentJson,
+  storedDocumentJson,
   type RunDocument,
   type RunRecord,
   type RunStatus,
@@ -103,7 +104,7 @@ function toRow(run: RunRecord): Omit<RunRow, 'seq'> {
     current_step_assignee: run.currentStepAssignee,
     current_step_due_date: run.currentStepDueDate,
     current_step_overdue: run.currentStepOverdue ? 1 : 0,
-    run_json: documentJson(run.document),
+    run_json: storedDocumentJson(run.document),
     requested_seq: run.requestedSeq,
     applied_seq: run.appliedSeq,
     pending_since: run.pendingSince,
@@ -113,15 +114,34 @@ function toRow(run: RunRecord): Omit<RunRow, 'seq'> {
   };
 }
 
-export function fromRow(row: RunRow): RunRecord {
+/** A template's pages by its id, or undefined when the template is not known. */
+export type TemplatePagesOf = (templateId: string) => TemplatePage[] | undefined;
+
+/**
+ * A run from its row. A document stored without its template's pages (storedDocumentJson)
+ * gets them from `pagesOf` (RunStore.loadTemplates must have been given the row); one stored
+ * with them, as older rows are, keeps its own.
+ */
+export function fromRow(row: RunRow, pagesOf?: TemplatePagesOf): RunRecord {
   let document: RunDocument;
   try {
     document = JSON.parse(row.run_json) as RunDocument;
   } catch {
     throw new RunStateError(`run_json of run ${row.id} is not valid JSON`);
   }
-  if (!document || typeof document !== 'object' || !Array.isArray(document.steps)) {
+  if (
+    !document ||
+    typeof document !== 'object' ||
+    !Array.isArray(document.steps) ||
+    !document.template ||
+    typeof document.template !== 'object'
+  ) {
     throw new RunStateError(`run_json of run ${row.id} is not a run document`);
+  }
+  if (!Array.isArray(document.template.pages)) {
+    const pages = pagesOf?.(row.template_id);
+    if (!pages) throw new RunStateError(`template ${row.template_id} of run ${row.id} not found`);
+    document.template = { id: row.template_id, name: document.template.name, pages };
   }
   return {
     id: row.id,
@@ -151,6 +171,9 @@ function eventRows(runs: readonly RunRecord[]): RunEventRow[] {
     run.events.map((event) => ({ runId: run.id, organizationId: run.organizationId, event })),
   );
 }
+
+/** Templates whose pages a store keeps (a few hundred bytes to a few KB each). */
+const TEMPLATE_CACHE_LIMIT = 10_000;
 
 /** Characters of JSON in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
 const STATEMENT_BYTES = 2 * 1024 * 1024;
@@ -266,13 +289,42 @@ export class RunStore {
     const row = await this.db<RunRow>('workflow_runs')
       .where({ id, organization_id: organizationId })
       .first();
-    return row ? fromRow(row) : undefined;
+    return row ? this.runFromRow(row) : undefined;
+  }
+
+  /** Each template's pages, by id, for documents stored without them (see fromRow). */
+  private readonly templatePages = new Map<string, TemplatePage[]>();
+
+  readonly pagesOf: TemplatePagesOf = (templateId) => this.templatePages.get(templateId);
+
+  /**
+   * Loads, in one query, the pages of the rows' templates that are not cached yet. Templates
+   * never change, so a page list once read is kept (up to TEMPLATE_CACHE_LIMIT templates).
+   */
+  async loadTemplates(rows: readonly RunRow[]): Promise<void> {
+    const missing = [...new Set(rows.map((row) => row.template_id))].filter(
+      (id) => !this.templatePages.has(id),
+    );
+    if (missing.length === 0) return;
+    const found = await this.db<{ id: string; pages: string }>('workflow_templates')
+      .whereIn('id', missing)
+      .select('id', 'pages');
+    if (this.templatePages.size + found.length > TEMPLATE_CACHE_LIMIT) this.templatePages.clear();
+    for (const template of found) {
+      this.templatePages.set(template.id, JSON.parse(template.pages) as TemplatePage[]);
+    }
+  }
+
+  /** A run from its row, with its template's pages. */
+  private async runFromRow(row: RunRow): Promise<RunRecord> {
+    await this.loadTemplates([row]);
+    return fromRow(row, this.pagesOf);
   }
 
   /** A run by id alone, for workers (a job names the run; the organization comes with it). */
   async findById(id: string): Promise<RunRecord | undefined> {
     const row = await this.db<RunRow>('workflow_runs').where({ id }).first();
-    return row ? fromRow(row) : undefined;
+    return row ? this.runFromRow(row) : undefined;
   }
 
   /**
@@ -319,7 +371,7 @@ export class RunStore {
       .update({
         requested_seq: after.requestedSeq,
         pending_since: after.pendingSince,
-        run_json: documentJson(after.document),
+        run_json: storedDocumentJson(after.document),
       })
       .toSQL()
       .toNative();
@@ -572,7 +624,7 @@ function appliedRow(before: RunRecord, after: RunRecord): string {
     `(${sqlLiteral(after.id)}, ${sqlLiteral(after.status)}, ${sqlLiteral(after.currentStepIndex)}, ` +
     `${sqlLiteral(after.currentStepName)}, ${sqlLiteral(after.currentStepAssignee)}, ` +
     `${timeLiteral(after.currentStepDueDate)}, ${after.currentStepOverdue ? 1 : 0}, ` +
-    `${sqlLiteral(documentJson(after.document))}, ${sqlLiteral(after.appliedSeq)}, ` +
+    `${sqlLiteral(storedDocumentJson(after.document))}, ${sqlLiteral(after.appliedSeq)}, ` +
     `${timeLiteral(after.pendingSince)}, ${timeLiteral(after.lastActivity)}, ` +
     `${sqlLiteral(after.eventSeq)}, ${sqlLiteral(before.appliedSeq)}, ${sqlLiteral(before.eventSeq)})`
   );

@@ -45,8 +45,15 @@ describe('POST /complete-workflow-step', () => {
     const res = await client.completeStep({ workflow_run_id: id, input_fields: { note: 'hi' } });
     expect(res.status).to.equal(202);
     expect(res.body).to.include({ id, organization_id: tenant.orgId, status: 'active' });
-    const pending = (res.body.run_json as { pending: Record<string, unknown> }).pending;
-    expect(pending).to.include({ type: 'complete_step', step: 0, seq: 2 });
+    const doc = res.body.run_json as { pending: Record<string, unknown>; template: unknown };
+    expect(doc.pending).to.include({ type: 'complete_step', step: 0, seq: 2 });
+    // Read back from MySQL, where the document holds its template by id only: the answer
+    // carries the template's pages all the same.
+    expect(doc.template).to.deep.equal({
+      id: tenant.template.id,
+      name: tenant.template.name,
+      pages: tenant.template.pages,
+    });
     await waitFor('step 2', async () => (await row(id)).current_step_name === 'Approval');
   });
 

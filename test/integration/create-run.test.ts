@@ -45,7 +45,11 @@ describe('POST /create-workflow-run', () => {
     const doc = body.run_json as Record<string, unknown>;
     expect(doc.input_fields).to.deep.equal({ item: 'Laptop', amount: '1200' });
     expect(doc.user_assignments).to.deep.equal({ Request: 'alice', Approval: 'bob' });
-    expect((doc.template as { name: string }).name).to.equal('Purchase request');
+    expect(doc.template).to.deep.equal({
+      id: tenant.template.id,
+      name: 'Purchase request',
+      pages: tenant.template.pages,
+    });
     const row = await testDb()('workflow_runs').where({ id: body.id }).first();
     expect(row).to.include({
       organization_id: tenant.orgId,
@@ -53,7 +57,11 @@ describe('POST /create-workflow-run', () => {
       requested_seq: 1,
       applied_seq: 0,
     });
-    expect(JSON.parse(row.run_json)).to.deep.equal(doc);
+    // Stored with its template by id and name only: the pages are the template's.
+    expect(JSON.parse(row.run_json)).to.deep.equal({
+      ...doc,
+      template: { id: tenant.template.id, name: 'Purchase request' },
+    });
   });
 
   it('accepts a run without user_assignments and with empty input_fields', async () => {

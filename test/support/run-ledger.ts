@@ -15,6 +15,8 @@ export interface ToldRun {
   id: string;
   orgId: string;
   templateId: string;
+  /** The template's pages (a stored document carries the template by id only). */
+  pages: Template['pages'];
   inputs: Record<string, string>;
   /** input_fields of each completion answered 202, in order. */
   completions: Array<Record<string, string>>;
@@ -30,6 +32,7 @@ export class Ledger {
       id,
       orgId: tenant.orgId,
       templateId: tenant.template.id,
+      pages: tenant.template.pages,
       inputs: body.input_fields,
       completions: [],
     };
@@ -150,7 +153,7 @@ export function checkRun(row: StoredRun | undefined, told: ToldRun): string[] {
   if (doc.error !== null) say(`error ${doc.error.message}`);
 
   const done = told.completions.length;
-  const pages = doc.template.pages.length;
+  const pages = told.pages.length;
   const finished = done >= pages;
   const status = finished ? 'completed' : 'active';
   if (row.status !== status) say(`status ${row.status}, expected ${status}`);
@@ -177,7 +180,7 @@ export function checkRun(row: StoredRun | undefined, told: ToldRun): string[] {
       say(`step ${i} started ${step.started_at} before ${previousEnd}`);
     if (i > 0 && started !== ms(doc.steps[i - 1]!.completed_at))
       say(`step ${i} did not start when step ${i - 1} completed`);
-    const due = doc.template.pages[i]?.dueInHours;
+    const due = told.pages[i]?.dueInHours;
     if (typeof due === 'number' && ms(step.due_date) !== started + due * 3600_000)
       say(`step ${i} due ${step.due_date}`);
     latest = Math.max(latest, started);
