@@ -100,36 +100,10 @@ function present(data: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
 }
 
-/** A document's JSON in both forms, made once per document (never changed in place). */
-const serialized = new WeakMap<RunDocument, { full: string; stored: string }>();
+/** A document's stored JSON, made once per document (a document never changes in place). */
+const storedJson = new WeakMap<RunDocument, string>();
 /** Each template's pages as JSON, made once per pages array (templates never change). */
 const pagesJson = new WeakMap<TemplatePage[], string>();
-
-function serializedForms(document: RunDocument): { full: string; stored: string } {
-  let forms = serialized.get(document);
-  if (forms === undefined) {
-    const { template, ...rest } = document;
-    let pages = pagesJson.get(template.pages);
-    if (pages === undefined) {
-      pages = JSON.stringify(template.pages);
-      pagesJson.set(template.pages, pages);
-    }
-    const reference = `{"template":{"id":${JSON.stringify(template.id)},"name":${JSON.stringify(template.name)}`;
-    const restJson = JSON.stringify(rest);
-    const after = restJson === '{}' ? '}}' : `},${restJson.slice(1)}`;
-    forms = { full: `${reference},"pages":${pages}${after}`, stored: reference + after };
-    serialized.set(document, forms);
-  }
-  return forms;
-}
-
-/**
- * The document as clients see it (run_json, with its template's pages), made once per
- * document: a create stores it and answers with it.
- */
-export function documentJson(document: RunDocument): string {
-  return serializedForms(document).full;
-}
 
 /**
  * The document as stored: its template by id and name only. The pages are the template's,
@@ -137,7 +111,33 @@ export function documentJson(document: RunDocument): string {
  * read and written again by every change); RunStore puts them back when it reads a run.
  */
 export function storedDocumentJson(document: RunDocument): string {
-  return serializedForms(document).stored;
+  let json = storedJson.get(document);
+  if (json === undefined) {
+    const { template, ...rest } = document;
+    json = JSON.stringify({ template: { id: template.id, name: template.name }, ...rest });
+    storedJson.set(document, json);
+  }
+  return json;
+}
+
+/**
+ * The document as clients see it (run_json, with its template's pages): the stored JSON with
+ * the pages' JSON (made once per template) spliced into its template object, so a create
+ * serializes its document once for both the INSERT and the answer.
+ */
+export function documentJson(document: RunDocument): string {
+  const stored = storedDocumentJson(document);
+  const pages = document.template.pages;
+  let json = pagesJson.get(pages);
+  if (json === undefined) {
+    json = JSON.stringify(pages);
+    pagesJson.set(pages, json);
+  }
+  // The stored JSON starts with {"template":{"id":…,"name":…}: the pages go before that brace.
+  const { id, name } = document.template;
+  const end =
+    '{"template":{"id":,"name":'.length + JSON.stringify(id).length + JSON.stringify(name).length;
+  return `${stored.slice(0, end)},"pages":${json}${stored.slice(end)}`;
 }
 
 /** A run that cannot be applied however often it is retried (a broken record). */

@@ -6,6 +6,7 @@ import {
   cancelRun,
   documentJson,
   failRun,
+  storedDocumentJson,
   markOverdue,
   retryRun,
   hasPendingChange,
@@ -302,6 +303,20 @@ describe('run state with names that shadow Object.prototype', () => {
       expect(resourceJson(next)).to.not.equal(before);
       expect(JSON.parse(resourceJson(next))).to.deep.equal(toResource(next));
       expect(documentJson(next.document)).to.equal(JSON.stringify(next.document));
+    });
+
+    it('is stored without only its template pages, whatever the template is called', () => {
+      for (const name of ['Onboarding', 'a } b', '"}', '{"pages":[]}', '\\', '\u{1F600}}']) {
+        const named: Template = { ...template, id: `id ${name}`, name };
+        for (const run of [newRun('r', 'org', named, { a: '}' }, {}, t0)]) {
+          expect(documentJson(run.document)).to.equal(JSON.stringify(run.document));
+          const { template: full, ...rest } = run.document;
+          expect(JSON.parse(storedDocumentJson(run.document))).to.deep.equal({
+            template: { id: full.id, name: full.name },
+            ...rest,
+          });
+        }
+      }
     });
   });
 });
