@@ -162,18 +162,24 @@ export function writeTransaction<T>(
     if (options.readCommitted) await query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
     await query('START TRANSACTION');
     const result = await work(query);
-    try {
-      await query('COMMIT');
-    } catch (err) {
-      // An error the server answered with means it did not commit; a timeout or a lost
-      // connection leaves the outcome unknown.
-      if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
-        throw new OutcomeUnknownError(err);
-      }
-      throw err;
-    }
+    await commit(query);
     return result;
   });
+}
+
+/**
+ * Sends the COMMIT. An error the server answered with means it did not commit; a timeout or
+ * a lost connection leaves the outcome unknown (OutcomeUnknownError).
+ */
+async function commit(query: TxQuery): Promise<void> {
+  try {
+    await query('COMMIT');
+  } catch (err) {
+    if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
+      throw new OutcomeUnknownError(err);
+    }
+    throw err;
+  }
 }
 
 /**
@@ -190,14 +196,7 @@ export function writeBatch(
 ): Promise<void> {
   return onWriteConnection(db, timeoutMs, async (query) => {
     await query(['START TRANSACTION', ...statements].join('; '));
-    try {
-      await query('COMMIT');
-    } catch (err) {
-      if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
-        throw new OutcomeUnknownError(err);
-      }
-      throw err;
-    }
+    await commit(query);
   });
 }
 

@@ -35,7 +35,11 @@ const templates = new TemplateStore(db);
 // New runs' batches go in two round trips on a pool of their own that allows several
 // statements a query (RunStore); nothing else the API sends may carry more than one.
 const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, { multipleStatements: true });
-const runs = new RunStore(db, config.writeTimeoutMs, false, batchDb);
+const runs = new RunStore(db, {
+  writeTimeoutMs: config.writeTimeoutMs,
+  batches: batchDb,
+  templates,
+});
 const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-api-webhooks');

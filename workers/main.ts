@@ -30,7 +30,7 @@ const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
 // Several statements a query: a batch's change and its events go to MySQL in one round trip.
 const db = createDb(config, log, { multipleStatements: true });
-const store = new RunStore(db, config.writeTimeoutMs, true);
+const store = new RunStore(db, { writeTimeoutMs: config.writeTimeoutMs, oneTrip: true });
 
 const connections = new RedisConnections(config);
 const runsQueue = connections.queue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');

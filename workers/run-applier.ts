@@ -44,7 +44,7 @@ export class RunApplier {
   private async applyBatch(ids: string[]): Promise<Array<ApplyOutcome | Error>> {
     const unique = [...new Set(ids)];
     const rows = await this.store.findRowsByIds(unique);
-    await this.store.loadTemplates(rows);
+    const pagesOf = await this.store.templatesFor(rows);
     const byId = new Map(rows.map((row) => [row.id, row]));
     const outcomes = new Map<string, ApplyOutcome | Error>();
     const changes: Parameters<RunStore['storeApplied']>[0] = [];
@@ -56,7 +56,7 @@ export class RunApplier {
         continue;
       }
       try {
-        const run = fromRow(row, this.store.pagesOf);
+        const run = fromRow(row, pagesOf);
         if (!hasPendingChange(run)) {
           outcomes.set(id, 'nothing-owed');
           continue;

@@ -1,7 +1,6 @@
 // Baseline (b) of the create benchmark: the naive pipeline. Per request: parse the body, one
 // INSERT of the run row and one Queue.add of its job, then answer. No key check, no
 // validation, no rate limit, no batching: what the storage round trips cost one by one.
-import { createServer } from 'node:http';
 import Koa from 'koa';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
@@ -14,6 +13,7 @@ import { RunStore } from '../../src/runs/run-store.js';
 import { TemplateStore } from '../../src/templates/template-store.js';
 import { exitWithParent } from '../child.js';
 import { readJson } from './read-json.js';
+import { serveBaseline } from './serve.js';
 
 interface NaiveBody {
   input_fields?: Record<string, string>;
@@ -55,13 +55,4 @@ app.use(async (ctx) => {
   );
   ctx.body = toResource(run);
 });
-const server = createServer(app.callback());
-server.keepAliveTimeout = 5000;
-server.listen(Number(process.env.PORT), '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ msg: 'listening', port: process.env.PORT }) + '\n');
-});
-process.on('SIGTERM', () => {
-  server.close(() => {
-    void Promise.all([queue.close(), db.destroy()]).finally(() => process.exit(0));
-  });
-});
+serveBaseline(app, () => Promise.all([queue.close(), db.destroy()]));

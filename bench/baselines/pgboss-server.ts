@@ -6,7 +6,6 @@
 // statements) and the caller is answered after its commit. GET /get-workflow-runs?limit=N lists
 // the organization's newest runs, for the end-to-end phase's client.
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
 import { Ajv } from 'ajv';
 import Koa from 'koa';
 import pg from 'pg';
@@ -21,6 +20,7 @@ import { templateNames, type Template } from '../../src/templates/template.js';
 import { exitWithParent } from '../child.js';
 import { INSERT_PEER_RUN, PEER_QUEUE, peerRunValues } from '../peer/peer-db.js';
 import { readJson } from './read-json.js';
+import { serveBaseline } from './serve.js';
 
 exitWithParent();
 const config = loadConfigOrExit();
@@ -134,13 +134,4 @@ app.use(async (ctx) => {
   if (ctx.method === 'GET') ctx.body = { status: 'ok' };
   else refuse(ctx, 404, 'not found');
 });
-const server = createServer(app.callback());
-server.keepAliveTimeout = 5000;
-server.listen(Number(process.env.PORT), '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ msg: 'listening', port: process.env.PORT }) + '\n');
-});
-process.on('SIGTERM', () => {
-  server.close(() => {
-    void Promise.all([boss.stop({ graceful: false }), pool.end()]).finally(() => process.exit(0));
-  });
-});
+serveBaseline(app, () => Promise.all([boss.stop({ graceful: false }), pool.end()]));

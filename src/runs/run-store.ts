@@ -20,6 +20,7 @@ import { chunkBySize } from '../lib/chunks.js';
 import { countChange } from '../metrics/metrics.js';
 import { sqlLiteral } from '../lib/sql-literal.js';
 import type { TemplatePage } from '../templates/template.js';
+import { TemplateStore } from '../templates/template-store.js';
 import {
   eventValues,
   fromEventRow,
@@ -119,7 +120,7 @@ export type TemplatePagesOf = (templateId: string) => TemplatePage[] | undefined
 
 /**
  * A run from its row. A document stored without its template's pages (storedDocumentJson)
- * gets them from `pagesOf` (RunStore.loadTemplates must have been given the row); one stored
+ * gets them from `pagesOf` (RunStore.templatesFor the row); one stored
  * with them, as older rows are, keeps its own.
  */
 export function fromRow(row: RunRow, pagesOf?: TemplatePagesOf): RunRecord {
@@ -171,9 +172,6 @@ function eventRows(runs: readonly RunRecord[]): RunEventRow[] {
     run.events.map((event) => ({ runId: run.id, organizationId: run.organizationId, event })),
   );
 }
-
-/** Templates whose pages a store keeps (a few hundred bytes to a few KB each). */
-const TEMPLATE_CACHE_LIMIT = 10_000;
 
 /** Characters of JSON in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
 const STATEMENT_BYTES = 2 * 1024 * 1024;
@@ -234,24 +232,40 @@ function insertStatements(runs: RunRecord[]): string[] {
   );
 }
 
+export interface RunStoreOptions {
+  /** How long a write, once sent, may wait for MySQL (see writeTransaction). */
+  writeTimeoutMs?: number;
+  /**
+   * Workers' applied changes as one round trip (writeScript; the pool must allow several
+   * statements a query). Their writes are guarded and retried, so they need not tell "not
+   * stored" from "unknown" as the API's writes must.
+   */
+  oneTrip?: boolean;
+  /**
+   * A pool that allows several statements a query, for new runs' batches in two round trips
+   * (writeBatch) instead of one per statement. Only the batch INSERTs use it: their SQL is the
+   * service's own, every value a sqlLiteral; every other statement keeps the plain pool.
+   */
+  batches?: Db;
+  /** Where runs read their templates' pages (the process's template cache). */
+  templates?: TemplateStore;
+}
+
 export class RunStore {
+  private readonly writeTimeoutMs: number;
+  private readonly oneTrip: boolean;
+  private readonly batches: Db | undefined;
+  private readonly templates: TemplateStore;
+
   constructor(
     private readonly db: Db,
-    /** How long a write, once sent, may wait for MySQL (see writeTransaction). */
-    private readonly writeTimeoutMs = 5000,
-    /**
-     * Workers' applied changes as one round trip (writeScript; the pool must allow several
-     * statements a query). Their writes are guarded and retried, so they need not tell "not
-     * stored" from "unknown" as the API's writes must.
-     */
-    private readonly oneTrip = false,
-    /**
-     * A pool that allows several statements a query, for new runs' batches in two round trips
-     * (writeBatch) instead of one per statement. Only the batch INSERTs use it: their SQL is the
-     * service's own, every value a sqlLiteral; every other statement keeps the plain pool.
-     */
-    private readonly batches?: Db,
-  ) {}
+    options: RunStoreOptions = {},
+  ) {
+    this.writeTimeoutMs = options.writeTimeoutMs ?? 5000;
+    this.oneTrip = options.oneTrip ?? false;
+    this.batches = options.batches;
+    this.templates = options.templates ?? new TemplateStore(db);
+  }
 
   /**
    * Stores new runs in one transaction: all or nothing, and a failure that is not an
@@ -261,10 +275,7 @@ export class RunStore {
   async insertMany(runs: RunRecord[], keys: IdempotencyRecord[] = []): Promise<void> {
     const keySql = insertIdempotencySql(keys);
     const statements = [...(keySql ? [keySql] : []), ...insertStatements(runs)];
-    const events = eventRows(runs);
-    for (const chunk of chunkBySize(events.map(eventValues), (v) => v.length, STATEMENT_BYTES)) {
-      statements.push(`${insertEventsSql(chunk)} ON DUPLICATE KEY UPDATE seq = seq`);
-    }
+    statements.push(...insertEventsStatements(eventRows(runs)));
     // Together only while they fit one statement's budget: far under max_allowed_packet.
     if (this.batches && statements.reduce((n, sql) => n + sql.length, 0) <= STATEMENT_BYTES) {
       await writeBatch(this.batches, this.writeTimeoutMs, statements);
@@ -292,33 +303,15 @@ export class RunStore {
     return row ? this.runFromRow(row) : undefined;
   }
 
-  /** Each template's pages, by id, for documents stored without them (see fromRow). */
-  private readonly templatePages = new Map<string, TemplatePage[]>();
-
-  readonly pagesOf: TemplatePagesOf = (templateId) => this.templatePages.get(templateId);
-
-  /**
-   * Loads, in one query, the pages of the rows' templates that are not cached yet. Templates
-   * never change, so a page list once read is kept (up to TEMPLATE_CACHE_LIMIT templates).
-   */
-  async loadTemplates(rows: readonly RunRow[]): Promise<void> {
-    const missing = [...new Set(rows.map((row) => row.template_id))].filter(
-      (id) => !this.templatePages.has(id),
-    );
-    if (missing.length === 0) return;
-    const found = await this.db<{ id: string; pages: string }>('workflow_templates')
-      .whereIn('id', missing)
-      .select('id', 'pages');
-    if (this.templatePages.size + found.length > TEMPLATE_CACHE_LIMIT) this.templatePages.clear();
-    for (const template of found) {
-      this.templatePages.set(template.id, JSON.parse(template.pages) as TemplatePage[]);
-    }
+  /** The pages of the rows' templates, for fromRow (one query for those not cached). */
+  async templatesFor(rows: readonly RunRow[]): Promise<TemplatePagesOf> {
+    const templates = await this.templates.findByIds(rows.map((row) => row.template_id));
+    return (templateId) => templates.get(templateId)?.pages;
   }
 
   /** A run from its row, with its template's pages. */
   private async runFromRow(row: RunRow): Promise<RunRecord> {
-    await this.loadTemplates([row]);
-    return fromRow(row, this.pagesOf);
+    return fromRow(row, await this.templatesFor([row]));
   }
 
   /** A run by id alone, for workers (a job names the run; the organization comes with it). */
@@ -729,12 +722,15 @@ const EVENT_HEADER =
   "'' AS event_data, 0 AS held_applied, 0 AS held_version, '' AS held_status";
 
 /**
- * Inserts events, in as few statements as their size allows; one already stored (the same
+ * The INSERTs of events, as few as their size allows; an event already stored (the same
  * change written by a second writer, which made the same events) is kept as it is.
  */
+function insertEventsStatements(rows: readonly RunEventRow[]): string[] {
+  return chunkBySize(rows.map(eventValues), (v) => v.length, STATEMENT_BYTES).map(
+    (chunk) => `${insertEventsSql(chunk)} ON DUPLICATE KEY UPDATE seq = seq`,
+  );
+}
+
 async function insertEvents(query: TxQuery, rows: RunEventRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  for (const chunk of chunkBySize(rows.map(eventValues), (v) => v.length, STATEMENT_BYTES)) {
-    await query(`${insertEventsSql(chunk)} ON DUPLICATE KEY UPDATE seq = seq`);
-  }
+  for (const sql of insertEventsStatements(rows)) await query(sql);
 }

@@ -42,15 +42,31 @@ export class TemplateStore {
 
   /** The template if it exists and belongs to the organization; undefined otherwise. */
   async findForOrganization(organizationId: string, id: string): Promise<Template | undefined> {
-    let template = this.cache.get(id);
-    if (!template) {
-      const row = await this.db<TemplateRow>('workflow_templates').where({ id }).first();
-      if (!row) return undefined;
-      template = fromRow(row);
-      if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-      this.cache.set(id, template);
+    const template = (await this.findByIds([id])).get(id);
+    return template?.organizationId === organizationId ? template : undefined;
+  }
+
+  /**
+   * Templates by id, whatever their organization (for reading runs, whose rows name theirs):
+   * from the cache, and those not cached in one query.
+   */
+  async findByIds(ids: readonly string[]): Promise<Map<string, Template>> {
+    const found = new Map<string, Template>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const template = this.cache.get(id);
+      if (template) found.set(id, template);
+      else missing.push(id);
     }
-    return template.organizationId === organizationId ? template : undefined;
+    if (missing.length === 0) return found;
+    const rows = await this.db<TemplateRow>('workflow_templates').whereIn('id', missing);
+    if (this.cache.size + rows.length > CACHE_LIMIT) this.cache.clear();
+    for (const row of rows) {
+      const template = fromRow(row);
+      this.cache.set(template.id, template);
+      found.set(template.id, template);
+    }
+    return found;
   }
 
   /** A page of the organization's templates, newest first, after the given seq. */
