@@ -146,7 +146,12 @@ describe('metrics: GET /metrics on METRICS_PORT', () => {
       const after = await waitFor('the counters', async () => {
         const w = (await scrape(workerMetrics)).values;
         const moved = (key: string) => value(w, key) - value(before, key);
-        return moved('wrs_webhook_attempts_total{outcome="delivered"}') === 3 && moved;
+        // The receiver sees an attempt before the worker records (and counts) its outcome.
+        return (
+          moved('wrs_webhook_attempts_total{outcome="delivered"}') === 3 &&
+          moved('wrs_webhook_attempts_total{outcome="retry"}') >= 3 &&
+          moved
+        );
       });
       expect(after('wrs_webhook_deliveries_created_total')).to.equal(6);
       expect(after('wrs_webhook_attempts_total{outcome="retry"}')).to.be.at.least(3);
