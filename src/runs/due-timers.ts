@@ -11,7 +11,20 @@ import { countChange } from '../metrics/metrics.js';
 import { markOverdue, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
 
+/** Seconds remembered as scheduled, at most: past it the memory starts again (see DueTimers). */
+const REMEMBERED_MAX = 100_000;
+
 export class DueTimers {
+  /**
+   * The seconds (their firing times) this process has handed a timer to Redis for and that
+   * have not come yet. Under a steady flow every batch of started runs falls due in the same
+   * few seconds: asking Redis each time for a timer it already holds (the job id makes it a
+   * no-op) cost a worker a BullMQ call per batch. A remembered timer that Redis then loses is
+   * made up for by the reconciler, like any lost timer.
+   */
+  private readonly scheduled = new Set<number>();
+  private forgottenUntil = 0;
+
   constructor(
     private readonly queue: Queue<StepDueData>,
     private readonly log: Logger,
@@ -23,10 +36,12 @@ export class DueTimers {
    * take is made up for by the reconciler.
    */
   async schedule(runs: readonly RunRecord[], now = Date.now()): Promise<void> {
+    this.forgetPast(now);
     const buckets = new Set<number>();
     for (const run of runs) {
       if (run.status === 'active' && run.currentStepDueDate && !run.currentStepOverdue) {
-        buckets.add(dueBucket(run.currentStepDueDate));
+        const dueAt = dueBucket(run.currentStepDueDate);
+        if (dueAt <= now || !this.scheduled.has(dueAt)) buckets.add(dueAt);
       }
     }
     if (buckets.size === 0) return;
@@ -36,13 +51,28 @@ export class DueTimers {
       opts: { jobId: stepDueJobId({ dueAt }), delay: Math.max(0, dueAt - now) },
     }));
     try {
-      await withTimeout(this.queue.addBulk(jobs), 1000, 'schedule due timers');
+      const [only] = jobs;
+      // One job by a single script call: addBulk builds a pipeline (see RunNotifier.notify).
+      const added: Promise<unknown> =
+        jobs.length === 1 && only
+          ? this.queue.add(only.name, only.data, only.opts)
+          : this.queue.addBulk(jobs);
+      await withTimeout(added, 1000, 'schedule due timers');
+      if (this.scheduled.size + buckets.size > REMEMBERED_MAX) this.scheduled.clear();
+      for (const dueAt of buckets) if (dueAt > now) this.scheduled.add(dueAt);
     } catch (err) {
       this.log.warn('due timers not scheduled; the reconciler will mark these steps', {
         err,
         timers: jobs.length,
       });
     }
+  }
+
+  /** Drops the remembered seconds that have come (at most once a second). */
+  private forgetPast(now: number): void {
+    if (now < this.forgottenUntil) return;
+    this.forgottenUntil = now + 1000;
+    for (const dueAt of this.scheduled) if (dueAt <= now) this.scheduled.delete(dueAt);
   }
 }
 
