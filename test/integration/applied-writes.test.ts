@@ -44,7 +44,9 @@ describe('applied changes as a worker stores them', () => {
   for (const size of [1, 3, 40]) {
     it(`stores a batch of ${size} once, with its events, guarded by what the worker read`, async () => {
       const tenant = await createTenant(testDb());
-      const created = new Date('2026-01-02T03:04:05.006Z');
+      // Times of now: the started runs' due dates (24 h on) must lie ahead, or the reconciler
+      // of a later test's worker, which shares the database, would find them past due.
+      const created = new Date(Date.now() - 120_000);
       const runs = Array.from({ length: size }, () =>
         newRun(
           newId(),
@@ -65,13 +67,13 @@ describe('applied changes as a worker stores them', () => {
       const cancelled = cancelRun(seenByFirst[size - 1]!, 'no longer needed', new Date());
       expect(await api.storeChange(seenByFirst[size - 1]!, cancelled)).to.equal(true);
 
-      const firstAt = new Date('2026-01-02T03:05:00.000Z');
+      const firstAt = new Date(created.getTime() + 60_000);
       const applied = seenByFirst.map((run) => ({
         before: run,
         after: applyPending(run, firstAt),
       }));
       await worker.storeApplied(applied);
-      const secondAt = new Date('2026-01-02T03:06:00.000Z');
+      const secondAt = new Date(created.getTime() + 120_000);
       await worker.storeApplied(
         seenBySecond.map((run) => ({ before: run, after: applyPending(run, secondAt) })),
       );
