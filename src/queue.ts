@@ -4,7 +4,7 @@
 // Redis is one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). In a cluster, a
 // script may only touch keys of one hash slot: every queue name carries a hash tag (JobKind),
 // so each queue's keys live together, and so do a rate-limit key's windows (window-leases.ts).
-import { type ConnectionOptions, Queue } from 'bullmq';
+import { type BulkJobOptions, type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from './config.js';
 import type { JobKind } from './jobs/job-kind.js';
@@ -109,4 +109,28 @@ export class RedisConnections {
     this.clusters.push(cluster);
     return cluster;
   }
+}
+
+/** A job to add: what Queue.addBulk takes. */
+export interface NewJob<D> {
+  name: string;
+  data: D;
+  opts?: BulkJobOptions;
+}
+
+/** The two ways a BullMQ queue takes jobs (any Queue<D> has them). */
+interface JobAdder<D> {
+  add(name: string, data: D, opts?: JobsOptions): Promise<unknown>;
+  addBulk(jobs: Array<NewJob<D>>): Promise<unknown>;
+}
+
+/**
+ * Adds jobs to a queue: one by a single script call, several together. addBulk builds an
+ * ioredis pipeline, which copies every BullMQ script onto it and costs more CPU than the job
+ * itself when there is only one.
+ */
+export function addJobs<D>(queue: JobAdder<D>, jobs: Array<NewJob<D>>): Promise<unknown> {
+  const [only] = jobs;
+  if (jobs.length === 1 && only) return queue.add(only.name, only.data, only.opts);
+  return queue.addBulk(jobs);
 }

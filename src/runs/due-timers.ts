@@ -7,6 +7,7 @@ import type { Queue } from 'bullmq';
 import { dueBucket, stepDueJobId, type StepDueData } from '../jobs/step-due.js';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { addJobs } from '../queue.js';
 import { countChange } from '../metrics/metrics.js';
 import { markOverdue, type RunRecord } from './run-state.js';
 import type { RunStore } from './run-store.js';
@@ -51,13 +52,7 @@ export class DueTimers {
       opts: { jobId: stepDueJobId({ dueAt }), delay: Math.max(0, dueAt - now) },
     }));
     try {
-      const [only] = jobs;
-      // One job by a single script call: addBulk builds a pipeline (see RunNotifier.notify).
-      const added: Promise<unknown> =
-        jobs.length === 1 && only
-          ? this.queue.add(only.name, only.data, only.opts)
-          : this.queue.addBulk(jobs);
-      await withTimeout(added, 1000, 'schedule due timers');
+      await withTimeout(addJobs(this.queue, jobs), 1000, 'schedule due timers');
       if (this.scheduled.size + buckets.size > REMEMBERED_MAX) this.scheduled.clear();
       for (const dueAt of buckets) if (dueAt > now) this.scheduled.add(dueAt);
     } catch (err) {

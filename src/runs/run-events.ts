@@ -36,9 +36,14 @@ export interface RunEventRow {
 
 const COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
 
-/** One event as a row of an INSERT's VALUES, written with literals like the runs' own INSERT. */
-export function eventValues({ runId, organizationId, event }: RunEventRow): string {
-  return `(${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))})`;
+/** One event's values in the order of COLUMNS, as SQL literals like the runs' own INSERT. */
+export function eventLiterals({ runId, organizationId, event }: RunEventRow): string {
+  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))}`;
+}
+
+/** One event as a row of an INSERT's VALUES. */
+export function eventValues(row: RunEventRow): string {
+  return `(${eventLiterals(row)})`;
 }
 
 /**
@@ -49,6 +54,9 @@ export function eventValues({ runId, organizationId, event }: RunEventRow): stri
 export function insertEventsSql(values: readonly string[]): string {
   return `INSERT INTO run_events ${COLUMNS} VALUES ${values.join(', ')}`;
 }
+
+/** The start of an INSERT … SELECT of events: the SELECT gives COLUMNS' values (eventLiterals). */
+export const INSERT_EVENTS_SELECT = `INSERT INTO run_events ${COLUMNS} SELECT`;
 
 /** The stored form of an event, as read back. */
 export interface RunEventTableRow {

@@ -4,6 +4,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { addJobs } from '../queue.js';
 import { NOTIFY_BATCH, applyRunsJobId, type ApplyRunsData } from '../jobs/apply-runs.js';
 
 export interface RunChange {
@@ -66,14 +67,7 @@ export class RunNotifier {
           opts: { jobId: applyRunsJobId(chunk[0]!, chunk.length, jobIdSuffix) },
         });
       }
-      // One job goes in by a single script call; addBulk builds an ioredis pipeline, which
-      // copies every BullMQ script onto it, and costs the API more CPU than the job itself.
-      const [only] = jobs;
-      const added: Promise<unknown> =
-        jobs.length === 1 && only
-          ? this.queue.add(only.name, only.data, only.opts)
-          : this.queue.addBulk(jobs);
-      await withTimeout(added, this.timeoutMs, 'enqueue');
+      await withTimeout(addJobs(this.queue, jobs), this.timeoutMs, 'enqueue');
       return true;
     } catch (err) {
       this.log.warn('enqueue failed; the reconciler will pick these runs up', {

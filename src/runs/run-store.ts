@@ -15,7 +15,9 @@ import { sqlLiteral } from '../lib/sql-literal.js';
 import type { TemplatePage } from '../templates/template.js';
 import { TemplateStore } from '../templates/template-store.js';
 import {
+  eventLiterals,
   eventValues,
+  INSERT_EVENTS_SELECT,
   fromEventRow,
   insertEventsSql,
   type RunEvent,
@@ -161,9 +163,7 @@ export function fromRow(row: RunRow, pagesOf?: TemplatePagesOf): RunRecord {
 
 /** The events a set of changed runs carry, ready for insertEventsSql. */
 function eventRows(runs: readonly RunRecord[]): RunEventRow[] {
-  return runs.flatMap((run) =>
-    run.events.map((event) => ({ runId: run.id, organizationId: run.organizationId, event })),
-  );
+  return runs.flatMap(eventRowsOf);
 }
 
 /** Characters of JSON in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
@@ -267,8 +267,11 @@ export class RunStore {
    */
   async insertMany(runs: RunRecord[], keys: IdempotencyRecord[] = []): Promise<void> {
     const keySql = insertIdempotencySql(keys);
-    const statements = [...(keySql ? [keySql] : []), ...insertStatements(runs)];
-    statements.push(...insertEventsStatements(eventRows(runs)));
+    const statements = [
+      ...(keySql ? [keySql] : []),
+      ...insertStatements(runs),
+      ...insertEventsStatements(eventRows(runs)),
+    ];
     // Together only while they fit one statement's budget: far under max_allowed_packet.
     if (this.batches && statements.reduce((n, sql) => n + sql.length, 0) <= STATEMENT_BYTES) {
       await writeBatch(this.batches, this.writeTimeoutMs, statements);
@@ -574,34 +577,28 @@ export class RunStore {
 }
 
 /**
- * A table of values for a statement to join: a header row that names the columns (and matches
- * no run: its id is empty), then one row of SQL literals per element. MariaDB's table value
+ * A table of values for a statement to join: a header row that names the columns (all NULL,
+ * so it joins no run), then one row of SQL literals per element. MariaDB's table value
  * constructor: plain literals, which it reads far faster than the same values as a JSON
  * document for JSON_TABLE (a run document nested in JSON cost it twice as much to unpack).
  */
-function valuesTable(header: string, rows: readonly string[]): string {
+function valuesTable(columns: readonly string[], rows: readonly string[]): string {
+  const header = columns.map((column) => `NULL AS ${column}`).join(', ');
   return `(SELECT ${header} UNION ALL VALUES ${rows.join(', ')})`;
 }
 
-/** A UTC DATETIME(3) literal, or NULL. */
-const timeLiteral = (date: Date | null) => (date === null ? 'NULL' : sqlLiteral(date));
+/** The run's id, then the values of the columns a change rewrites, as SQL literals. */
+function changedLiterals(run: RunRecord): string[] {
+  const row = toRow(run);
+  return [sqlLiteral(row.id), ...CHANGED_COLUMNS.map((column) => sqlLiteral(row[column]))];
+}
 
-const APPLIED_HEADER =
-  "'' AS id, '' AS status, 0 AS step_index, '' AS step_name, '' AS step_assignee, " +
-  "NULL AS step_due, 0 AS step_overdue, '' AS run_json, 0 AS applied_seq, " +
-  'NULL AS pending_since, NULL AS last_activity, 0 AS event_seq, 0 AS expected_applied, ' +
-  '0 AS expected_event';
+/** The columns of updateAppliedSql's table: the run's id, its new values, then the guard. */
+const APPLIED_COLUMNS = ['id', ...CHANGED_COLUMNS, 'expected_applied', 'expected_event'];
 
-/** One applied change as a row of updateAppliedSql: the new values, then the guard. */
+/** One applied change as a row of updateAppliedSql. */
 function appliedRow(before: RunRecord, after: RunRecord): string {
-  return (
-    `(${sqlLiteral(after.id)}, ${sqlLiteral(after.status)}, ${sqlLiteral(after.currentStepIndex)}, ` +
-    `${sqlLiteral(after.currentStepName)}, ${sqlLiteral(after.currentStepAssignee)}, ` +
-    `${timeLiteral(after.currentStepDueDate)}, ${after.currentStepOverdue ? 1 : 0}, ` +
-    `${sqlLiteral(storedDocumentJson(after.document))}, ${sqlLiteral(after.appliedSeq)}, ` +
-    `${timeLiteral(after.pendingSince)}, ${timeLiteral(after.lastActivity)}, ` +
-    `${sqlLiteral(after.eventSeq)}, ${sqlLiteral(before.appliedSeq)}, ${sqlLiteral(before.eventSeq)})`
-  );
+  return `(${changedLiterals(after).join(', ')}, ${before.appliedSeq}, ${before.eventSeq})`;
 }
 
 /**
@@ -612,14 +609,10 @@ function appliedRow(before: RunRecord, after: RunRecord): string {
  */
 function updateAppliedSql(rows: readonly string[], collation: string): string {
   return (
-    `UPDATE workflow_runs r JOIN ${valuesTable(APPLIED_HEADER, rows)} AS v ` +
+    `UPDATE workflow_runs r JOIN ${valuesTable(APPLIED_COLUMNS, rows)} AS v ` +
     // The literals have the connection's collation; compared in the table's, the index serves.
     `ON r.id = v.id COLLATE ${collation} ` +
-    'SET r.status = v.status, r.current_step_index = v.step_index, ' +
-    'r.current_step_name = v.step_name, r.current_step_assignee = v.step_assignee, ' +
-    'r.current_step_due_date = v.step_due, r.current_step_overdue = v.step_overdue, ' +
-    'r.run_json = v.run_json, r.applied_seq = v.applied_seq, r.pending_since = v.pending_since, ' +
-    'r.last_activity = v.last_activity, r.event_seq = v.event_seq ' +
+    `SET ${CHANGED_COLUMNS.map((column) => `r.${column} = v.${column}`).join(', ')} ` +
     'WHERE r.applied_seq = v.expected_applied AND r.event_seq = v.expected_event'
   );
 }
@@ -663,6 +656,24 @@ async function updateGuarded(
   );
 }
 
+/** A run's events on their way to the table (eventLiterals), the run beside each. */
+function eventRowsOf(run: RunRecord): RunEventRow[] {
+  return run.events.map((event) => ({ runId: run.id, organizationId: run.organizationId, event }));
+}
+
+/** The columns of heldEventsStatements' table: the event's, then the run's new version. */
+const HELD_EVENT_COLUMNS = [
+  'run_id',
+  'organization_id',
+  'seq',
+  'type',
+  'at',
+  'data',
+  'held_applied',
+  'held_event',
+  'held_status',
+];
+
 /**
  * The INSERTs of the events of those changed runs whose row now holds the change (its
  * applied_seq, event_seq and status), as few as their size allows: each event row is joined
@@ -673,28 +684,22 @@ async function updateGuarded(
  */
 function heldEventsStatements(runs: readonly RunRecord[], collation: string): string[] {
   const rows = runs.flatMap((run) =>
-    run.events.map(
+    eventRowsOf(run).map(
       (event) =>
-        `(${sqlLiteral(run.id)}, ${sqlLiteral(run.organizationId)}, ${sqlLiteral(event.seq)}, ` +
-        `${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ` +
-        `${sqlLiteral(JSON.stringify(event.data))}, ${sqlLiteral(run.appliedSeq)}, ` +
-        `${sqlLiteral(run.eventSeq)}, ${sqlLiteral(run.status)})`,
+        `(${eventLiterals(event)}, ${run.appliedSeq}, ${run.eventSeq}, ${sqlLiteral(run.status)})`,
     ),
   );
   return chunkBySize(rows, (row) => row.length, STATEMENT_BYTES).map(
     (chunk) =>
-      `${INSERT_EVENTS_SELECT} v.run_id, v.org_id, v.event_seq, v.event_type, v.event_at, ` +
-      `v.event_data FROM ${valuesTable(EVENT_HEADER, chunk)} AS v ` +
+      `${INSERT_EVENTS_SELECT} v.run_id, v.organization_id, v.seq, v.type, v.at, v.data ` +
+      `FROM ${valuesTable(HELD_EVENT_COLUMNS, chunk)} AS v ` +
       // The literals have the connection's collation; compared in the table's.
       `JOIN workflow_runs r ON r.id = v.run_id COLLATE ${collation} ` +
-      'AND r.applied_seq = v.held_applied AND r.event_seq = v.held_version ' +
+      'AND r.applied_seq = v.held_applied AND r.event_seq = v.held_event ' +
       `AND r.status = v.held_status COLLATE ${collation} ` +
       'ON DUPLICATE KEY UPDATE run_events.seq = run_events.seq',
   );
 }
-
-const INSERT_EVENTS_SELECT =
-  'INSERT INTO run_events (`run_id`, `organization_id`, `seq`, `type`, `at`, `data`) SELECT';
 
 /**
  * Batches of at most this many applied runs are written a statement per run (and per event)
@@ -730,39 +735,23 @@ function appliedBatchStatements(
  * Literals compared with a column take the column's collation: no COLLATE needed here.
  */
 function appliedStatements(before: RunRecord, after: RunRecord): string[] {
-  const id = sqlLiteral(after.id);
+  const [id, ...values] = changedLiterals(after);
+  const sets = CHANGED_COLUMNS.map((column, i) => `${column} = ${values[i]}`).join(', ');
   const update =
-    `UPDATE workflow_runs SET status = ${sqlLiteral(after.status)}, ` +
-    `current_step_index = ${sqlLiteral(after.currentStepIndex)}, ` +
-    `current_step_name = ${sqlLiteral(after.currentStepName)}, ` +
-    `current_step_assignee = ${sqlLiteral(after.currentStepAssignee)}, ` +
-    `current_step_due_date = ${timeLiteral(after.currentStepDueDate)}, ` +
-    `current_step_overdue = ${after.currentStepOverdue ? 1 : 0}, ` +
-    `run_json = ${sqlLiteral(storedDocumentJson(after.document))}, ` +
-    `applied_seq = ${sqlLiteral(after.appliedSeq)}, ` +
-    `pending_since = ${timeLiteral(after.pendingSince)}, ` +
-    `last_activity = ${timeLiteral(after.lastActivity)}, event_seq = ${sqlLiteral(after.eventSeq)} ` +
-    `WHERE id = ${id} AND applied_seq = ${sqlLiteral(before.appliedSeq)} ` +
-    `AND event_seq = ${sqlLiteral(before.eventSeq)}`;
+    `UPDATE workflow_runs SET ${sets} WHERE id = ${id} ` +
+    `AND applied_seq = ${before.appliedSeq} AND event_seq = ${before.eventSeq}`;
   const held =
-    `FROM workflow_runs WHERE id = ${id} AND applied_seq = ${sqlLiteral(after.appliedSeq)} ` +
-    `AND event_seq = ${sqlLiteral(after.eventSeq)} AND status = ${sqlLiteral(after.status)}`;
-  const org = sqlLiteral(after.organizationId);
+    `FROM workflow_runs WHERE id = ${id} AND applied_seq = ${after.appliedSeq} ` +
+    `AND event_seq = ${after.eventSeq} AND status = ${sqlLiteral(after.status)}`;
   return [
     update,
-    ...after.events.map(
+    ...eventRowsOf(after).map(
       (event) =>
-        `${INSERT_EVENTS_SELECT} ${id}, ${org}, ${sqlLiteral(event.seq)}, ` +
-        `${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ` +
-        `${sqlLiteral(JSON.stringify(event.data))} ${held} ` +
+        `${INSERT_EVENTS_SELECT} ${eventLiterals(event)} ${held} ` +
         'ON DUPLICATE KEY UPDATE run_events.seq = run_events.seq',
     ),
   ];
 }
-
-const EVENT_HEADER =
-  "'' AS run_id, '' AS org_id, 0 AS event_seq, '' AS event_type, NULL AS event_at, " +
-  "'' AS event_data, 0 AS held_applied, 0 AS held_version, '' AS held_status";
 
 /**
  * The INSERTs of events, as few as their size allows; an event already stored (the same

@@ -4,6 +4,7 @@ import type { Queue } from 'bullmq';
 import { webhookDeliveryJobId, type WebhookDeliveryData } from '../jobs/webhook-delivery.js';
 import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { addJobs } from '../queue.js';
 import type { DeliveryRef } from './delivery-store.js';
 
 export class DeliveryJobs {
@@ -25,7 +26,8 @@ export class DeliveryJobs {
     if (deliveries.length === 0) return true;
     try {
       await withTimeout(
-        this.queue.addBulk(
+        addJobs(
+          this.queue,
           deliveries.map((d) => ({
             name: 'deliver',
             data: { deliveryId: d.id },
