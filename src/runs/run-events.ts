@@ -36,9 +36,13 @@ export interface RunEventRow {
 
 const COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
 
-/** One event's values in the order of COLUMNS, as SQL literals like the runs' own INSERT. */
+/**
+ * One event's values in the order of COLUMNS, as SQL literals like the runs' own INSERT. `at`
+ * is always a UTC ISO time (toISOString): its DATETIME(3) literal is cut from it, not made by
+ * parsing it into a Date again (a worker writes hundreds of events a batch).
+ */
 export function eventLiterals({ runId, organizationId, event }: RunEventRow): string {
-  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(new Date(event.at))}, ${sqlLiteral(JSON.stringify(event.data))}`;
+  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ${sqlLiteral(JSON.stringify(event.data))}`;
 }
 
 /** One event as a row of an INSERT's VALUES. */
