@@ -1,5 +1,5 @@
 // The worker benchmark's backlog: pending runs stored exactly as the API stores them (newRun,
-// RunStore.insertMany), their jobs enqueued as the API enqueues them (RunNotifier: one job per
+// the same statements), their jobs enqueued as the API enqueues them (RunNotifier: one job per
 // committed batch) for the real worker, or one job per run for the bare baseline worker.
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
@@ -8,7 +8,7 @@ import { applyRunsJob } from '../src/jobs/apply-runs.js';
 import { RedisConnections } from '../src/queue.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { newRun } from '../src/runs/run-state.js';
-import { RunStore } from '../src/runs/run-store.js';
+import { insertRuns } from './insert-runs.js';
 import { benchConfig, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
 
 const CHUNK = 1000;
@@ -20,7 +20,6 @@ export async function seedBacklog(
   count: number,
   jobs: 'as-api' | 'one-per-run',
 ): Promise<void> {
-  const store = new RunStore(db);
   const config = benchConfig(prefix);
   const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-backlog');
   const notifier = new RunNotifier(queue, createLogger('warn'), 30_000);
@@ -33,7 +32,7 @@ export async function seedBacklog(
       const runs = Array.from({ length: Math.min(CHUNK, count - done) }, () =>
         newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
       );
-      chunks.push(store.insertManyUnbounded(runs));
+      chunks.push(insertRuns(db, runs));
       // The API commits and notifies in batches of at most 200 runs (its insert batcher).
       for (let i = 0; i < runs.length; i += 200) {
         const batch = runs.slice(i, i + 200);

@@ -6,7 +6,8 @@
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { applyPending, newRun } from '../src/runs/run-state.js';
-import { INSERT_COLUMNS, RunStore } from '../src/runs/run-store.js';
+import { INSERT_COLUMNS } from '../src/runs/run-columns.js';
+import { insertRuns } from './insert-runs.js';
 import { INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
 
 const CHUNK = 100_000;
@@ -39,7 +40,7 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
     newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
     now,
   );
-  await new RunStore(db).insertManyUnbounded([prototype]);
+  await insertRuns(db, [prototype]);
   // Copies get UUIDv7-shaped ids: this organization's random prefix, then a counter, so
   // they are unique and arrive in index order like the service's time-ordered ids.
   const idPrefix = newId().slice(0, 24);

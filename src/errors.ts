@@ -1,42 +1,51 @@
-// Errors a caller may see. Each carries its HTTP status and a stable machine-readable code;
-// the error middleware turns them into {"message", "code"} bodies. Anything else is a 500
-// (or a 503 when the database or Redis is unreachable).
+// Errors of the domain and of the infrastructure. A refusal is a DomainError: a stable
+// machine-readable code, a message for a person and, when one field of the request is at
+// fault, that field as a JSON Pointer. Domain code knows nothing of HTTP: src/http/ maps each
+// code to its status in one place.
 
-export class HttpError extends Error {
+/** Every refusal the domain (services, state machine, validation) can make, by its code. */
+export const DOMAIN_ERROR_CODES = [
+  'invalid_body',
+  'invalid_query',
+  'unknown_template',
+  'unknown_input_field',
+  'unknown_page',
+  'missing_required_field',
+  'invalid_url',
+  'run_not_found',
+  'endpoint_not_found',
+  'delivery_not_found',
+  'run_not_started',
+  'run_not_active',
+  'completion_pending',
+  'step_not_current',
+  'run_not_cancellable',
+  'run_not_retryable',
+  'run_changed_concurrently',
+  'endpoint_limit_reached',
+  'endpoint_disabled',
+  'timed_out',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+/** A request the domain refuses; nothing was done. */
+export class DomainError extends Error {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: DomainErrorCode,
     message: string,
-    readonly headers: Record<string, string> = {},
+    /** The field at fault, as a JSON Pointer into the request (`/input_fields/email`). */
+    readonly field?: string,
   ) {
     super(message);
-    this.name = new.target.name;
-  }
-
-  toJSON(): { message: string; code: string } {
-    return { message: this.message, code: this.code };
+    this.name = 'DomainError';
   }
 }
 
-export const badRequest = (message: string, code = 'bad_request') =>
-  new HttpError(400, code, message);
-export const forbidden = (message = 'missing, unknown or revoked API key') =>
-  new HttpError(403, 'forbidden', message);
-export const notFound = (message = 'not found') => new HttpError(404, 'not_found', message);
-export const methodNotAllowed = (allowed: string[]) =>
-  new HttpError(405, 'method_not_allowed', `method not allowed; use ${allowed.join(', ')}`, {
-    Allow: allowed.join(', '),
-  });
-export const conflict = (message: string) => new HttpError(409, 'conflict', message);
-export const payloadTooLarge = (limit: number) =>
-  new HttpError(413, 'payload_too_large', `request body is larger than ${limit} bytes`);
-export const unsupportedMediaType = () =>
-  new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json');
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(429, 'rate_limited', 'too many requests for this API key', {
-    'Retry-After': String(retryAfterSeconds),
-  });
-export const serviceUnavailable = (message: string) => new HttpError(503, 'unavailable', message);
+/** A JSON Pointer to a field: its path segments escaped (RFC 6901). */
+export function pointer(...segments: Array<string | number>): string {
+  return segments.map((s) => `/${String(s).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
 
 /**
  * A write whose COMMIT was sent but whose answer never came (the connection died, or the

@@ -20,6 +20,7 @@ import { Deliverer } from '../src/webhooks/deliverer.js';
 import { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
 import { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { Dispatcher } from '../src/webhooks/dispatcher.js';
+import { OutboxStore } from '../src/webhooks/outbox-store.js';
 import { toSummary } from '../src/runs/run-views.js';
 import { Reconciler } from './reconciler.js';
 import { RunApplier } from './run-applier.js';
@@ -55,7 +56,7 @@ const deliverer = new Deliverer(
   log,
 );
 const dispatcher = new Dispatcher(
-  deliveries,
+  new OutboxStore(db, config.writeTimeoutMs),
   deliveryJobs,
   config.webhooks.dispatchIntervalMs,
   log,

@@ -5,13 +5,11 @@
 import { OutcomeUnknownError, isTransientError } from '../src/errors.js';
 import { countChange } from '../src/metrics/metrics.js';
 import { Batcher } from '../src/lib/batcher.js';
-import {
-  applyPending,
-  hasPendingChange,
-  RunStateError,
-  type RunRecord,
-} from '../src/runs/run-state.js';
-import { fromRow, type RunStore } from '../src/runs/run-store.js';
+import { applyPending } from '../src/runs/run-state.js';
+import { hasPendingChange, RunStateError, type RunRecord } from '../src/runs/run-record.js';
+import { fromRow } from '../src/runs/run-columns.js';
+import type { AppliedChange } from '../src/runs/run-sql.js';
+import type { RunStore } from '../src/runs/run-store.js';
 
 export type ApplyOutcome = 'applied' | 'nothing-owed' | 'missing';
 
@@ -47,7 +45,7 @@ export class RunApplier {
     const pagesOf = await this.store.templatesFor(rows);
     const byId = new Map(rows.map((row) => [row.id, row]));
     const outcomes = new Map<string, ApplyOutcome | Error>();
-    const changes: Parameters<RunStore['storeApplied']>[0] = [];
+    const changes: AppliedChange[] = [];
     const now = new Date();
     for (const id of unique) {
       const row = byId.get(id);
@@ -80,7 +78,7 @@ export class RunApplier {
    * run fails (and, after its attempts, is marked failed) while the others go through.
    */
   private async storeEach(
-    changes: Parameters<RunStore['storeApplied']>[0],
+    changes: AppliedChange[],
     outcomes: Map<string, ApplyOutcome | Error>,
   ): Promise<RunRecord[]> {
     // The runs whose change was written (or that another writer had changed first: either

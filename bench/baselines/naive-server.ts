@@ -9,9 +9,9 @@ import { applyRunsJob, applyRunsJobId } from '../../src/jobs/apply-runs.js';
 import { RedisConnections } from '../../src/queue.js';
 import { toResource } from '../../src/runs/run-views.js';
 import { newRun } from '../../src/runs/run-state.js';
-import { RunStore } from '../../src/runs/run-store.js';
 import { TemplateStore } from '../../src/templates/template-store.js';
 import { exitWithParent } from '../child.js';
+import { insertRuns } from '../insert-runs.js';
 import { readJson } from './read-json.js';
 import { serveBaseline } from './serve.js';
 
@@ -23,7 +23,6 @@ interface NaiveBody {
 exitWithParent();
 const config = loadConfigOrExit();
 const db = createDb(config);
-const runs = new RunStore(db);
 const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-naive');
 const orgId = process.env.BENCH_ORG_ID ?? '';
 const template = await new TemplateStore(db).findForOrganization(
@@ -47,7 +46,7 @@ app.use(async (ctx) => {
     body.user_assignments ?? {},
     new Date(),
   );
-  await runs.insertManyUnbounded([run]);
+  await insertRuns(db, [run]);
   await queue.add(
     'apply',
     { runIds: [run.id] },

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { hashApiKey } from '../../src/auth/api-keys.js';
-import type { RunRecord } from '../../src/runs/run-state.js';
+import type { RunRecord } from '../../src/runs/run-record.js';
 import type { Tenant } from '../fixtures.js';
 
 /** The PostgreSQL server to use (trust or password auth); the database is always the bench's. */

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { KeyStore } from '../auth/key-store.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { HttpError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { NO_DEADLINE } from '../lib/deadline.js';
 import { RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
 import { DeliveryStore } from '../webhooks/delivery-store.js';
@@ -127,7 +127,7 @@ async function webhookCommand(
     }
   } catch (err) {
     // The service's refusals (a URL the policy refuses, an unknown id) are the operator's to fix.
-    if (err instanceof HttpError && err.status < 500) throw new UsageError(err.message);
+    if (err instanceof DomainError) throw new UsageError(err.message);
     throw err;
   }
 }

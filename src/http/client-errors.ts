@@ -4,15 +4,17 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../logger.js';
+import { ERROR_STATUS, errorBody, type ErrorBody } from './errors.js';
 
-function statusOf(code: string | undefined): number {
+/** The answer to a parser's refusal, by Node's error code. */
+function answerTo(code: string | undefined): ErrorBody {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return 431;
+      return errorBody('headers_too_large', 'request headers are too large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return 408;
+      return errorBody('request_timeout', 'the request did not arrive in time');
     default:
-      return 400;
+      return errorBody('malformed_request', 'malformed HTTP request');
   }
 }
 
@@ -26,17 +28,10 @@ export function answerClientErrors(server: Server, log: Logger): void {
       socket.destroy();
       return;
     }
-    const status = statusOf(err.code);
+    const answer = answerTo(err.code);
+    const status = ERROR_STATUS[answer.code];
     const reason = STATUS_CODES[status] ?? 'Bad Request';
-    const body = JSON.stringify({
-      message:
-        status === 431
-          ? 'request headers are too large'
-          : status === 408
-            ? 'the request did not arrive in time'
-            : 'malformed HTTP request',
-      code: reason.toLowerCase().replace(/[^a-z]+/g, '_'),
-    });
+    const body = JSON.stringify(answer);
     log.info('request refused by the HTTP parser', { status, errCode: err.code });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -1,7 +1,7 @@
 // Schemas every route shares: the error body and the page parameters of a list.
 import type { Config } from '../config.js';
 
-/** The Error of the spec, with the service's stable machine-readable code beside it. */
+/** The Error of the spec, with the service's stable machine-readable code (and field) beside it. */
 export const ErrorSchema = {
   $id: 'Error',
   type: 'object',
@@ -10,7 +10,16 @@ export const ErrorSchema = {
   required: ['message', 'code'],
   properties: {
     message: { type: 'string', description: 'what went wrong, for a person' },
-    code: { type: 'string', description: 'what went wrong, for a program', example: 'conflict' },
+    code: {
+      type: 'string',
+      description: 'what went wrong, for a program: one of the codes of the README table',
+      example: 'step_not_current',
+    },
+    field: {
+      type: 'string',
+      description: 'the request field at fault, as a JSON Pointer, when there is one',
+      example: '/input_fields/email',
+    },
   },
 } as const;
 

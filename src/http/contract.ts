@@ -6,7 +6,7 @@
 import type { Router } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Principal } from '../auth/key-store.js';
-import { badRequest } from '../errors.js';
+import { DomainError, pointer } from '../errors.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
 import { compileValidator, registerSchemas, type NamedSchema } from '../lib/validation.js';
@@ -102,7 +102,9 @@ function coerceQuery(schema: NamedSchema | undefined, raw: AppContext['query']):
   // No prototype: a parameter named __proto__ is data, and is refused as unknown.
   const query: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, value] of Object.entries(raw)) {
-    if (Array.isArray(value)) throw badRequest(`${name} may be given only once`, 'invalid_query');
+    if (Array.isArray(value)) {
+      throw new DomainError('invalid_query', `${name} may be given only once`, pointer(name));
+    }
     const type = Object.hasOwn(properties, name) ? properties[name]?.type : undefined;
     if (type === 'integer' && value !== undefined && /^-?\d{1,15}$/.test(value)) {
       query[name] = Number(value);
@@ -120,8 +122,13 @@ export function parseQuery(schema: NamedSchema | undefined, raw: AppContext['que
   const query = coerceQuery(schema, raw);
   const names = Object.keys(query as object);
   if (!schema) {
-    if (names.length > 0)
-      throw badRequest(`unknown query parameter '${names[0]}'`, 'invalid_query');
+    if (names[0] !== undefined) {
+      throw new DomainError(
+        'invalid_query',
+        `unknown query parameter '${names[0]}'`,
+        pointer(names[0]),
+      );
+    }
     return {};
   }
   let check = queryValidators.get(schema);

@@ -3,6 +3,7 @@ import type { RedisClient } from '../queue.js';
 import type { Db } from '../db.js';
 import type { AppState } from './context.js';
 import { answersWithin } from '../lib/with-timeout.js';
+import { errorBody } from './errors.js';
 
 export function healthRoutes(
   router: Router<AppState>,
@@ -23,10 +24,12 @@ export function healthRoutes(
     ctx.body = ready
       ? { status: 'ready', mysql, redis }
       : {
-          message: shuttingDown
-            ? 'shutting down'
-            : `not ready: ${[!mysql && 'MySQL', !redis && 'Redis'].filter(Boolean).join(' and ')} unreachable`,
-          code: 'not_ready',
+          ...errorBody(
+            'not_ready',
+            shuttingDown
+              ? 'shutting down'
+              : `not ready: ${[!mysql && 'MySQL', !redis && 'Redis'].filter(Boolean).join(' and ')} unreachable`,
+          ),
           mysql,
           redis,
         };

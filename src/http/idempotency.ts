@@ -5,7 +5,7 @@
 // own write, in the same transaction as its effect (see IdempotencyClaim), so a request that
 // did nothing (refused, failed) leaves no key behind and the key may be used again.
 import type { Middleware } from 'koa';
-import { HttpError, badRequest } from '../errors.js';
+import { HttpError } from './errors.js';
 import {
   isDuplicateKey,
   requestHash,
@@ -21,7 +21,6 @@ const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 function replay(ctx: AppContext, stored: StoredAnswer, endpoint: string, hash: string): void {
   if (stored.endpoint !== endpoint || stored.requestHash !== hash) {
     throw new HttpError(
-      422,
       'idempotency_key_reused',
       'this Idempotency-Key was used with another request (another endpoint or body); use a new key',
     );
@@ -40,12 +39,12 @@ export function idempotencyKeys(store: IdempotencyStore, ttlMs: number) {
       const key = ctx.req.headers['idempotency-key'];
       if (key === undefined) return next();
       if (typeof key !== 'string' || headerCount(ctx.req, 'idempotency-key') > 1) {
-        throw badRequest('send one Idempotency-Key header, not several', 'duplicate_header');
+        throw new HttpError('duplicate_header', 'send one Idempotency-Key header, not several');
       }
       if (!KEY_RE.test(key)) {
-        throw badRequest(
-          'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
+        throw new HttpError(
           'invalid_idempotency_key',
+          'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
         );
       }
       const organizationId = ctx.state.principal!.organizationId;
@@ -53,7 +52,6 @@ export function idempotencyKeys(store: IdempotencyStore, ttlMs: number) {
       const slot = `${organizationId}\n${key}`;
       if (inFlight.has(slot)) {
         throw new HttpError(
-          409,
           'idempotency_key_in_flight',
           'a request with this Idempotency-Key is still being handled; retry shortly',
         );

@@ -4,7 +4,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
-import { HttpError, badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import { pointer } from '../errors.js';
+import { HttpError, payloadTooLarge } from './errors.js';
 import type { AppState } from './context.js';
 
 const TOO_LARGE = Symbol('body too large');
@@ -46,7 +47,9 @@ function readBody(req: IncomingMessage, limitBytes: number, timeoutMs: number): 
     // as the client's doing (400 in the access log), not as a failure of the service.
     const onAbort = () => {
       cleanup();
-      reject(badRequest('the client closed the request before its body was complete', 'aborted'));
+      reject(
+        new HttpError('aborted', 'the client closed the request before its body was complete'),
+      );
     };
     // Reading the body is the client's time: a slow body is the client's 408, never the
     // service's 503, and it ends before anything has been done.
@@ -65,24 +68,19 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /**
  * Where a parsed value holds a string that is not valid Unicode (a lone surrogate, which JSON
- * can only carry as an escape): its path, or undefined when every string is sound. Such a
- * string cannot be stored faithfully (MySQL's utf8mb4 has no code for it), so one run would
- * read back differently from what was accepted.
+ * can only carry as an escape): the path to it (for a key, the path to its object), or
+ * undefined when every string is sound. Such a string cannot be stored faithfully (MySQL's
+ * utf8mb4 has no code for it), so one run would read back differently from what was accepted.
  */
-function illFormedAt(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+function illFormedAt(value: unknown, path: string[]): { path: string[]; key?: true } | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? { path } : undefined;
   if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = illFormedAt(value[i], `${path}.${i}`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path ? `${path}.${key}` : key;
-    if (LONE_SURROGATE.test(key)) return path ? `a key of ${path}` : 'a field name';
-    const found = illFormedAt(item, at);
+  const entries = Array.isArray(value)
+    ? value.map((item, i) => [String(i), item] as const)
+    : Object.entries(value);
+  for (const [key, item] of entries) {
+    if (LONE_SURROGATE.test(key)) return { path, key: true };
+    const found = illFormedAt(item, [...path, key]);
     if (found) return found;
   }
   return undefined;
@@ -90,18 +88,19 @@ function illFormedAt(value: unknown, path: string): string | undefined {
 
 export function jsonBody(limitBytes: number, timeoutMs: number): Middleware<AppState> {
   return async (ctx, next) => {
-    if (!ctx.request.is('application/json', '+json')) throw unsupportedMediaType();
+    if (!ctx.request.is('application/json', '+json')) {
+      throw new HttpError('unsupported_media_type', 'Content-Type must be application/json');
+    }
     const charset = ctx.request.charset.toLowerCase();
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
       throw new HttpError(
-        415,
         'unsupported_charset',
         `charset '${ctx.request.charset}' is not supported; send the body in UTF-8`,
       );
     }
     const encoding = ctx.get('content-encoding');
     if (encoding && encoding.toLowerCase() !== 'identity') {
-      throw new HttpError(415, 'unsupported_media_type', 'Content-Encoding is not supported');
+      throw new HttpError('unsupported_media_type', 'Content-Encoding is not supported');
     }
     const declared = ctx.request.length;
     if (declared !== undefined && declared > limitBytes) {
@@ -116,32 +115,36 @@ export function jsonBody(limitBytes: number, timeoutMs: number): Middleware<AppS
       if (err === TOO_SLOW) {
         ctx.set('Connection', 'close');
         throw new HttpError(
-          408,
           'body_timeout',
           `the request body did not arrive within ${timeoutMs} ms; nothing was done`,
         );
       }
       throw err;
     });
-    if (!isUtf8(bytes)) throw badRequest('request body is not valid UTF-8', 'invalid_utf8');
+    if (!isUtf8(bytes)) throw new HttpError('invalid_utf8', 'request body is not valid UTF-8');
     const raw = bytes.toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
     } catch {
       // Also catches RangeError from absurdly deep nesting.
-      throw badRequest('request body is not valid JSON', 'invalid_json');
+      throw new HttpError('invalid_json', 'request body is not valid JSON');
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw badRequest('request body must be a JSON object', 'invalid_body');
+      throw new HttpError('invalid_body', 'request body must be a JSON object');
     }
     // Only an escape can make a lone surrogate, so the walk runs only when the text has one.
     if (ESCAPED_SURROGATE.test(raw)) {
-      const at = illFormedAt(parsed, '');
+      const at = illFormedAt(parsed, []);
       if (at) {
-        throw badRequest(
-          `${at} is not valid Unicode (it holds an unpaired surrogate)`,
+        const where = at.path.join('.');
+        throw new HttpError(
           'invalid_unicode',
+          at.key
+            ? `${where ? `a key of ${where}` : 'a field name'} is not valid Unicode (it holds an unpaired surrogate)`
+            : `${where} is not valid Unicode (it holds an unpaired surrogate)`,
+          {},
+          pointer(...at.path),
         );
       }
     }

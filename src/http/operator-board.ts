@@ -8,7 +8,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Queue } from 'bullmq';
 import type { Middleware } from 'koa';
-import { HttpError } from '../errors.js';
+import { HttpError } from './errors.js';
 import type { AppState } from './context.js';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
@@ -44,13 +44,13 @@ export function operatorBoard(options: {
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
     const header = ctx.get('authorization');
     if (!header) {
-      throw new HttpError(401, 'unauthorized', 'operator credential required', {
+      throw new HttpError('unauthorized', 'operator credential required', {
         'WWW-Authenticate': 'Basic realm="operators", charset="UTF-8"',
       });
     }
     const token = presented(header);
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-      throw new HttpError(403, 'forbidden', 'not an operator credential');
+      throw new HttpError('forbidden', 'not an operator credential');
     }
     await board(ctx, next);
   };

@@ -3,7 +3,8 @@
 // are keyset positions (a seq), never offsets, and every query that uses one is still scoped
 // to the caller's organization.
 import type { Context } from 'koa';
-import { badRequest } from '../errors.js';
+import { pointer } from '../errors.js';
+import { HttpError } from './errors.js';
 import type { RouteReply } from './contract.js';
 
 export function encodeCursor(seq: number): string {
@@ -12,7 +13,7 @@ export function encodeCursor(seq: number): string {
 
 export function decodeCursor(cursor: string): number {
   if (cursor.length === 0 || cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
-    throw badRequest('cursor is not valid', 'invalid_cursor');
+    throw new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
   }
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
@@ -21,7 +22,7 @@ export function decodeCursor(cursor: string): number {
   } catch {
     // fall through to the 400 below
   }
-  throw badRequest('cursor is not valid', 'invalid_cursor');
+  throw new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
 }
 
 /**

@@ -5,7 +5,7 @@
 // MySQL can accept.
 import type { RedisClient } from '../queue.js';
 import type { Middleware } from 'koa';
-import { tooManyRequests } from '../errors.js';
+import { tooManyRequests } from './errors.js';
 import type { Logger } from '../logger.js';
 import { throttledWarn } from '../lib/process.js';
 import { withTimeout } from '../lib/with-timeout.js';

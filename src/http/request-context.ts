@@ -1,19 +1,32 @@
 // The outermost middleware: a request id, one JSON access-log line per request, and the single
-// place where errors become responses. Every error body is {"message", "code"}; an unexpected
-// error is a 500 whose details stay in the log; an unreachable database or Redis is a 503 (and
-// then nothing was done); a write whose commit was not confirmed is a 500 outcome_unknown.
+// place where errors become responses, with the statuses of http/errors.ts. Every error body is
+// {"message", "code"} (and "field" when one field is at fault): a domain refusal gets its
+// code's status; an unexpected error is a 500 whose details stay in the log; an unreachable
+// database or Redis is a 503 (and then nothing was done); a write whose commit was not
+// confirmed is a 500 outcome_unknown.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
-import { HttpError, OutcomeUnknownError, isTransientError } from '../errors.js';
+import { DomainError, OutcomeUnknownError, isTransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { httpDuration } from '../metrics/metrics.js';
 import type { AppState } from './context.js';
+import { HttpError, errorBody, fromDomainError, type ErrorCode } from './errors.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
-function errorCode(status: number): string {
-  return (STATUS_CODES[status] ?? 'error').toLowerCase().replace(/[^a-z]+/g, '_');
+/** The code of a status set by the router or thrown by Koa (not by this service's code). */
+function frameworkCode(status: number): ErrorCode {
+  switch (status) {
+    case 404:
+      return 'route_not_found';
+    case 405:
+      return 'method_not_allowed';
+    case 501:
+      return 'not_implemented';
+    default:
+      return 'malformed_request';
+  }
 }
 
 export function requestContext(log: Logger, isShuttingDown: () => boolean): Middleware<AppState> {
@@ -33,10 +46,11 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
             ? `no such endpoint: ${ctx.method} ${ctx.path}`
             : (STATUS_CODES[ctx.status] ?? 'error').toLowerCase();
         const status = ctx.status;
-        ctx.body = { message, code: errorCode(status) };
+        ctx.body = errorBody(frameworkCode(status), message);
         ctx.status = status; // setting a body would otherwise turn it into a 200
       }
-    } catch (err) {
+    } catch (thrown) {
+      const err = thrown instanceof DomainError ? fromDomainError(thrown) : thrown;
       if (err instanceof HttpError) {
         ctx.status = err.status;
         ctx.set(err.headers);
@@ -45,32 +59,29 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
         // Not a 503: that would tell the client nothing was done and invite a blind retry.
         log.error('outcome unknown', { requestId, err: err.cause });
         ctx.status = 500;
-        ctx.body = {
-          message:
-            'the outcome of this request is unknown: the database did not confirm the commit, ' +
+        ctx.body = errorBody(
+          'outcome_unknown',
+          'the outcome of this request is unknown: the database did not confirm the commit, ' +
             'so the change may or may not have been made. Retry with the same Idempotency-Key ' +
             '(then a retry cannot do it twice), or look it up before retrying',
-          code: 'outcome_unknown',
-        };
+        );
       } else if (isTransientError(err)) {
         log.warn('dependency unavailable', { requestId, err });
         ctx.status = 503;
         ctx.set('Retry-After', '1');
-        ctx.body = {
-          message: 'service temporarily unavailable, try again shortly',
-          code: 'unavailable',
-        };
+        ctx.body = errorBody('unavailable', 'service temporarily unavailable, try again shortly');
       } else {
         const status = (err as { status?: unknown }).status;
         const expose = (err as { expose?: unknown }).expose;
         if (typeof status === 'number' && status >= 400 && status < 500 && expose) {
           // http-errors thrown by koa or the router (a malformed path, say).
-          ctx.status = status;
-          ctx.body = { message: (err as Error).message, code: errorCode(status) };
+          const code = frameworkCode(status);
+          ctx.status = code === 'malformed_request' ? 400 : status;
+          ctx.body = errorBody(code, (err as Error).message);
         } else {
           log.error('unhandled error', { requestId, err, stack: (err as Error)?.stack });
           ctx.status = 500;
-          ctx.body = { message: 'internal server error', code: 'internal' };
+          ctx.body = errorBody('internal', 'internal server error');
         }
       }
     } finally {

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { serviceUnavailable } from '../errors.js';
+import { HttpError } from './errors.js';
 import { Deadline } from '../lib/deadline.js';
 import type { AppState } from './context.js';
 
@@ -16,7 +16,8 @@ export function requestTimeout(ms: number): Middleware<AppState> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        if (deadline.expire()) reject(serviceUnavailable(`request took longer than ${ms} ms`));
+        if (deadline.expire())
+          reject(new HttpError('timed_out', `request took longer than ${ms} ms; nothing was done`));
       }, ms);
     });
     try {

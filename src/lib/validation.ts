@@ -1,10 +1,10 @@
-// One Ajv instance for every schema; a failed check becomes a 400 whose message names the
-// field and the problem. allErrors stays off so validation stops at the first problem and
+// One Ajv instance for every schema; a failed check becomes a refusal (invalid_body or
+// invalid_query) whose message names the field and the problem, and whose `field` points at it. allErrors stays off so validation stops at the first problem and
 // its cost stays bounded for huge inputs. Named schemas (with an $id) are registered once and
 // compiled once; routes refer to them by $id (see http/contract.ts).
 import { Ajv, type AnySchema, type ErrorObject, type JSONSchemaType } from 'ajv';
 import addFormats from 'ajv-formats';
-import { badRequest } from '../errors.js';
+import { DomainError, pointer, type DomainErrorCode } from '../errors.js';
 
 // verbose: a failed pattern can quote its schema's description in the 400.
 const ajv = new Ajv({
@@ -42,6 +42,17 @@ export function registerSchemas(schemas: readonly NamedSchema[]): void {
 /** Every registered schema, by $id (for the API document). */
 export function registeredSchemas(): ReadonlyMap<string, NamedSchema> {
   return named;
+}
+
+/**
+ * The JSON Pointer of the field an error is about: the value that failed, or for a missing or
+ * unexpected field (or key), that field. Undefined for the whole body or query.
+ */
+function fieldPointer(error: ErrorObject): string | undefined {
+  const params = error.params as Record<string, unknown>;
+  const name = params.missingProperty ?? params.additionalProperty ?? params.propertyName;
+  const at = typeof name === 'string' ? error.instancePath + pointer(name) : error.instancePath;
+  return at === '' ? undefined : at;
 }
 
 function fieldPath(instancePath: string): string {
@@ -101,27 +112,31 @@ function nullField(value: unknown): string | undefined {
 }
 
 /**
- * A function that returns the value, typed, or throws a 400 naming the field: for a
- * registered schema (by $id) or a schema of its own.
+ * A function that returns the value, typed, or throws a DomainError (invalid_body, or
+ * invalid_query when the subject is the query) naming the field: for a registered schema (by
+ * $id) or a schema of its own.
  */
 export function compileValidator<T>(schema: JSONSchemaType<T> | NamedSchema, subject = 'body') {
   const validate =
     '$id' in schema && typeof schema.$id === 'string' && named.get(schema.$id) === schema
       ? ajv.getSchema<T>(schema.$id)!
       : ajv.compile<T>(schema as JSONSchemaType<T>);
+  const code: DomainErrorCode = subject === 'query' ? 'invalid_query' : 'invalid_body';
   return (value: unknown): T => {
     const nulled = nullField(value);
     if (nulled !== undefined) {
-      throw badRequest(
+      throw new DomainError(
+        code,
         `${nulled} must not be null; leave an optional field out instead`,
-        'invalid_body',
+        pointer(nulled),
       );
     }
     if (validate(value)) return value as T;
     const first = validate.errors?.[0];
-    throw badRequest(
+    throw new DomainError(
+      code,
       first ? describeError(first, subject) : `${subject} is invalid`,
-      'invalid_body',
+      first && fieldPointer(first),
     );
   };
 }

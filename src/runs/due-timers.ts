@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import { addJobs } from '../queue.js';
 import { countChange } from '../metrics/metrics.js';
-import { markOverdue, type RunRecord } from './run-state.js';
+import { markOverdue } from './run-state.js';
+import type { RunRecord } from './run-record.js';
 import type { RunStore } from './run-store.js';
 
 /** Seconds remembered as scheduled, at most: past it the memory starts again (see DueTimers). */

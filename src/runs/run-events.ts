@@ -2,7 +2,11 @@
 // change itself (by every writer of runs: RunStore), so an event exists only if its change was
 // committed, and every committed change has its event. This one vocabulary is what clients see
 // as the run's history and what is delivered to subscribers.
-import { sqlLiteral } from '../lib/sql-literal.js';
+//
+// The vocabulary is closed: each type has its own data, described once below as a JSON Schema
+// from which its TypeScript type is derived. A new type does not compile until every consumer
+// that switches on types (the state machine that makes it, the webhook summary fold) handles it.
+import type { FromSchema } from 'json-schema-to-ts';
 
 export const RUN_EVENT_TYPES = [
   'run.created',
@@ -17,14 +21,83 @@ export const RUN_EVENT_TYPES = [
 
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
-export interface RunEvent {
-  /** 1, 2, 3, … within the run: the order of its history. */
-  seq: number;
-  type: RunEventType;
-  /** ISO 8601 time of the change. */
-  at: string;
-  /** What the change concerned (the step, its assignee, the reason), in camelCase. */
-  data: Record<string, unknown>;
+const text = { type: 'string' } as const;
+const time = { type: 'string', format: 'date-time' } as const;
+const data = <
+  const P extends Record<string, unknown>,
+  const R extends readonly (keyof P & string)[],
+>(
+  description: string,
+  properties: P,
+  required: R,
+) => ({ type: 'object', description, additionalProperties: false, properties, required }) as const;
+
+/** What each type of event says, in camelCase; a value that is absent is left out. */
+export const RUN_EVENT_DATA = {
+  'run.created': data('the run was created, pending', { templateId: text, workflowName: text }, [
+    'templateId',
+    'workflowName',
+  ]),
+  'run.started': data(
+    'a worker started the run: its first step is current',
+    { step: text, assignee: text, dueDate: time },
+    ['step'],
+  ),
+  'step.completed': data(
+    'the step was completed with these inputs; the next step (if any) is current',
+    {
+      step: text,
+      inputFields: { type: 'object', additionalProperties: text },
+      nextStep: text,
+      nextAssignee: text,
+      nextDueDate: time,
+    },
+    ['step', 'inputFields'],
+  ),
+  'step.overdue': data(
+    'the step was still current at its due date',
+    { step: text, dueDate: time },
+    ['step', 'dueDate'],
+  ),
+  'run.completed': data('the last step was completed', {}, []),
+  'run.failed': data(
+    'a worker gave up on the run: the change it could not apply waits for a retry',
+    { error: text, step: text },
+    ['error'],
+  ),
+  'run.cancelled': data(
+    'the run was cancelled, with the reason given',
+    { reason: text, step: text },
+    [],
+  ),
+  'run.retried': data(
+    "the failed run's change waits for a worker again",
+    { change: { type: 'string', enum: ['start', 'completeStep'] }, step: text },
+    ['change'],
+  ),
+} as const satisfies Record<RunEventType, { type: 'object' }>;
+
+/** The data of one type of event. */
+export type RunEventData<T extends RunEventType> = FromSchema<(typeof RUN_EVENT_DATA)[T]>;
+
+/** An event of one type, or (without a type argument) of any: a union tagged by `type`. */
+export type RunEvent<T extends RunEventType = RunEventType> = {
+  [K in T]: {
+    /** 1, 2, 3, … within the run: the order of its history. */
+    seq: number;
+    type: K;
+    /** ISO 8601 time of the change. */
+    at: string;
+    data: RunEventData<K>;
+  };
+}[T];
+
+/** An event as a change makes it, before it is numbered and timed (see run-state withEvents). */
+export type NewRunEvent = { [K in RunEventType]: { type: K; data: RunEventData<K> } }[RunEventType];
+
+/** For the default of an exhaustive switch: a case left out does not compile. */
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value ${JSON.stringify(value)}`);
 }
 
 /** An event on its way to the table: the run it belongs to beside it. */
@@ -33,34 +106,6 @@ export interface RunEventRow {
   organizationId: string;
   event: RunEvent;
 }
-
-const COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
-
-/**
- * One event's values in the order of COLUMNS, as SQL literals like the runs' own INSERT. `at`
- * is always a UTC ISO time (toISOString): its DATETIME(3) literal is cut from it, not made by
- * parsing it into a Date again (a worker writes hundreds of events a batch).
- */
-export function eventLiterals({ runId, organizationId, event }: RunEventRow): string {
-  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ${sqlLiteral(JSON.stringify(event.data))}`;
-}
-
-/** One event as a row of an INSERT's VALUES. */
-export function eventValues(row: RunEventRow): string {
-  return `(${eventLiterals(row)})`;
-}
-
-/**
- * The INSERT of events given as eventValues. A second attempt to write an event the run
- * already has (same run, same seq) is refused by the table's unique key, which rolls back the
- * change it came with.
- */
-export function insertEventsSql(values: readonly string[]): string {
-  return `INSERT INTO run_events ${COLUMNS} VALUES ${values.join(', ')}`;
-}
-
-/** The start of an INSERT … SELECT of events: the SELECT gives COLUMNS' values (eventLiterals). */
-export const INSERT_EVENTS_SELECT = `INSERT INTO run_events ${COLUMNS} SELECT`;
 
 /** The stored form of an event, as read back. */
 export interface RunEventTableRow {
@@ -73,11 +118,14 @@ export interface RunEventTableRow {
   data: string;
 }
 
+/**
+ * An event as read back from MySQL. Its data is what the state machine made for its type (only
+ * it writes events), so it is taken as that type's data without checking it again.
+ */
+export function storedEvent(seq: number, type: RunEventType, at: string, data: unknown): RunEvent {
+  return { seq, type, at, data } as RunEvent;
+}
+
 export function fromEventRow(row: RunEventTableRow): RunEvent {
-  return {
-    seq: Number(row.seq),
-    type: row.type,
-    at: row.at.toISOString(),
-    data: JSON.parse(row.data) as Record<string, unknown>,
-  };
+  return storedEvent(Number(row.seq), row.type, row.at.toISOString(), JSON.parse(row.data));
 }

@@ -12,18 +12,20 @@ import type {
   runSchemas,
 } from './run-schemas.js';
 import type { RunService } from './run-service.js';
-import type { RunFilter, RunStore } from './run-store.js';
-import type { RunStatus } from './run-state.js';
+import type { RunFilter } from './run-list.js';
+import type { RunStore } from './run-store.js';
+import type { RunStatus } from './run-record.js';
 import { resourceJson, toDetail, toSummary } from './run-views.js';
-import { badRequest } from '../errors.js';
+import { DomainError, pointer } from '../errors.js';
 
 /** The list's filters, from its query (already checked against the schema). */
 function runFilter(query: ListRunsQuery): RunFilter {
   const time = (value: string | undefined, name: string) => {
     if (value === undefined) return undefined;
     const date = new Date(value);
-    if (Number.isNaN(date.getTime()))
-      throw badRequest(`${name} is not a valid date-time`, 'invalid_query');
+    if (Number.isNaN(date.getTime())) {
+      throw new DomainError('invalid_query', `${name} is not a valid date-time`, pointer(name));
+    }
     return date;
   };
   return {

@@ -5,7 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
-import { RUN_STATUSES } from './run-state.js';
+import { RUN_STATUSES } from './run-record.js';
 
 type Limits = Pick<
   Config,

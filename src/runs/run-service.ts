@@ -1,13 +1,6 @@
 // Creating runs and requesting step completions: validate against the template, commit to
 // MySQL, then notify the workers. A caller is answered only after the commit.
-import {
-  OutcomeUnknownError,
-  badRequest,
-  conflict,
-  isTransientError,
-  notFound,
-  serviceUnavailable,
-} from '../errors.js';
+import { DomainError, OutcomeUnknownError, isTransientError, pointer } from '../errors.js';
 import {
   answered,
   isDuplicateKey,
@@ -31,7 +24,8 @@ import type {
   RetryRunBody,
 } from './run-schemas.js';
 import type { RunEvent } from './run-events.js';
-import { cancelRun, newRun, requestStepCompletion, retryRun, type RunRecord } from './run-state.js';
+import { cancelRun, newRun, requestStepCompletion, retryRun } from './run-state.js';
+import type { RunRecord } from './run-record.js';
 import type { RunStore } from './run-store.js';
 
 /** A run waiting to be written, with the Idempotency-Key (and answer) to store beside it. */
@@ -52,21 +46,26 @@ function checkAgainstTemplate(
   const { inputIds, pages } = templateNames(template);
   for (const key of Object.keys(inputFields)) {
     if (!inputIds.has(key)) {
-      throw badRequest(
-        `input_fields has '${key}', which is not an inputId of the template`,
+      throw new DomainError(
         'unknown_input_field',
+        `input_fields has '${key}', which is not an inputId of the template`,
+        pointer('input_fields', key),
       );
     }
   }
   for (const page of Object.keys(userAssignments)) {
     if (!pages.has(page)) {
-      throw badRequest(
-        `user_assignments names page '${page}', which the template does not have`,
+      throw new DomainError(
         'unknown_page',
+        `user_assignments names page '${page}', which the template does not have`,
+        pointer('user_assignments', page),
       );
     }
   }
 }
+
+const runNotFound = (id: string) =>
+  new DomainError('run_not_found', `workflow run '${id}' not found`);
 
 export class RunService {
   private readonly inserts: Batcher<NewRun, RunRecord>;
@@ -99,11 +98,13 @@ export class RunService {
       request.workflow_template_id,
     );
     // The same answer for a template of another organization as for none at all.
-    if (!template)
-      throw badRequest(
-        `workflow template '${request.workflow_template_id}' not found`,
+    if (!template) {
+      throw new DomainError(
         'unknown_template',
+        `workflow template '${request.workflow_template_id}' not found`,
+        pointer('workflow_template_id'),
       );
+    }
     checkAgainstTemplate(template, request.input_fields, assignments);
     const run = newRun(
       newId(),
@@ -177,7 +178,7 @@ export class RunService {
   /** One run in full, with its history; 404 for another organization's run or none. */
   async get(principal: Principal, id: string): Promise<{ run: RunRecord; history: RunEvent[] }> {
     const run = await this.runs.findForOrganization(principal.organizationId, id);
-    if (!run) throw notFound(`workflow run '${id}' not found`);
+    if (!run) throw runNotFound(id);
     return { run, history: await this.runs.events(run.id) };
   }
 
@@ -194,14 +195,17 @@ export class RunService {
   ): Promise<RunRecord> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const run = await this.runs.findForOrganization(principal.organizationId, id);
-      if (!run) throw notFound(`workflow run '${id}' not found`);
+      if (!run) throw runNotFound(id);
       if (attempt === 0 && !gate.beginWrite()) {
-        throw serviceUnavailable('request timed out before it was stored');
+        throw new DomainError('timed_out', 'request timed out before it was stored');
       }
       const next = await change(run);
       if (next) return next;
     }
-    throw conflict('the run kept changing while this request was handled; try again');
+    throw new DomainError(
+      'run_changed_concurrently',
+      'the run kept changing while this request was handled; nothing was done, and trying again is safe',
+    );
   }
 
   /** Waits for accepted creates still being written and notified (shutdown). */

@@ -5,143 +5,39 @@
 // changes are made at once instead (cancel, retry, a step becoming overdue). Every change
 // returns the new record together with the events that describe it (run-events.ts), which
 // its writer stores in the same transaction.
-import { badRequest, conflict } from '../errors.js';
-import type { Template, TemplatePage } from '../templates/template.js';
-import type { RunEvent, RunEventType } from './run-events.js';
-
-export const RUN_STATUSES = ['pending', 'active', 'completed', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export type StepStatus = 'waiting' | 'active' | 'completed' | 'cancelled';
-
-export interface StepState {
-  name: string;
-  status: StepStatus;
-  assignee: string | null;
-  due_date: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  /** Set once the step was still current at its due date (absent in older documents). */
-  overdue?: boolean;
-}
-
-export type RunCommand =
-  | { seq: number; type: 'start'; requested_at: string }
-  | {
-      seq: number;
-      type: 'complete_step';
-      step: number;
-      input_fields: Record<string, string>;
-      requested_at: string;
-    };
-
-/**
- * run_json as clients see it: everything needed to show a run without reading its template.
- * MySQL keeps it without the template's pages (storedDocumentJson), which reads restore.
- */
-export interface RunDocument {
-  template: { id: string; name: string; pages: TemplatePage[] };
-  input_fields: Record<string, string>;
-  user_assignments: Record<string, string>;
-  steps: StepState[];
-  current_step: number | null;
-  pending: RunCommand | null;
-  error: { message: string; at: string } | null;
-}
-
-export interface RunRecord {
-  id: string;
-  organizationId: string;
-  templateId: string;
-  workflowName: string;
-  status: RunStatus;
-  currentStepIndex: number | null;
-  currentStepName: string | null;
-  currentStepAssignee: string | null;
-  currentStepDueDate: Date | null;
-  currentStepOverdue: boolean;
-  document: RunDocument;
-  requestedSeq: number;
-  appliedSeq: number;
-  pendingSince: Date | null;
-  lastActivity: Date;
-  createdAt: Date;
-  /** The seq of the run's latest event. */
-  eventSeq: number;
-  /**
-   * The events of the change that made this record, not yet stored; empty for a record read
-   * from MySQL. Whoever stores the record stores these with it.
-   */
-  events: RunEvent[];
-}
-
-/** True while the run can still change by itself or be moved on (not ended). */
-export function isOpen(status: RunStatus): boolean {
-  return status === 'pending' || status === 'active';
-}
+import { DomainError, pointer } from '../errors.js';
+import type { Template } from '../templates/template.js';
+import type { NewRunEvent, RunEvent, RunEventData } from './run-events.js';
+import {
+  RunStateError,
+  hasPendingChange,
+  isOpen,
+  type RunDocument,
+  type RunRecord,
+  type RunStatus,
+  type StepState,
+} from './run-record.js';
 
 /** The record with events appended, numbered after the run's latest. */
-function withEvents(
-  run: RunRecord,
-  at: Date,
-  events: Array<{ type: RunEventType; data?: Record<string, unknown> }>,
-): RunRecord {
+function withEvents(run: RunRecord, at: Date, events: readonly NewRunEvent[]): RunRecord {
   const time = at.toISOString();
-  const made = events.map((e, i) => ({
-    seq: run.eventSeq + i + 1,
-    type: e.type,
-    at: time,
-    data: e.data ?? {},
-  }));
+  const made = events.map(
+    (e, i) => ({ seq: run.eventSeq + i + 1, at: time, type: e.type, data: e.data }) as RunEvent,
+  );
   return { ...run, eventSeq: run.eventSeq + made.length, events: [...run.events, ...made] };
 }
 
-/** Data values with nulls left out, as everywhere in what clients see. */
-function present(data: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
-}
-
-/** A document's stored JSON, made once per document (a document never changes in place). */
-const storedJson = new WeakMap<RunDocument, string>();
-/** Each template's pages as JSON, made once per pages array (templates never change). */
-const pagesJson = new WeakMap<TemplatePage[], string>();
-
 /**
- * The document as stored: its template by id and name only. The pages are the template's,
- * which never changes, so a row need not carry a copy of them (half of a document's bytes,
- * read and written again by every change); RunStore puts them back when it reads a run.
+ * Data values with nulls and undefined left out, as everywhere in what clients see: an
+ * optional field of an event's data is absent, never null.
  */
-export function storedDocumentJson(document: RunDocument): string {
-  let json = storedJson.get(document);
-  if (json === undefined) {
-    const { template, ...rest } = document;
-    json = JSON.stringify({ template: { id: template.id, name: template.name }, ...rest });
-    storedJson.set(document, json);
-  }
-  return json;
+function present<T extends Record<string, unknown>>(
+  data: T,
+): { [K in keyof T]: Exclude<T[K], null | undefined> } {
+  return Object.fromEntries(
+    Object.entries(data).filter(([, v]) => v !== null && v !== undefined),
+  ) as { [K in keyof T]: Exclude<T[K], null | undefined> };
 }
-
-/**
- * The document as clients see it (run_json, with its template's pages): the stored JSON with
- * the pages' JSON (made once per template) spliced into its template object, so a create
- * serializes its document once for both the INSERT and the answer.
- */
-export function documentJson(document: RunDocument): string {
-  const stored = storedDocumentJson(document);
-  const pages = document.template.pages;
-  let json = pagesJson.get(pages);
-  if (json === undefined) {
-    json = JSON.stringify(pages);
-    pagesJson.set(pages, json);
-  }
-  // The stored JSON starts with {"template":{"id":…,"name":…}: the pages go before that brace.
-  const { id, name } = document.template;
-  const end =
-    '{"template":{"id":,"name":'.length + JSON.stringify(id).length + JSON.stringify(name).length;
-  return `${stored.slice(0, end)},"pages":${json}${stored.slice(end)}`;
-}
-
-/** A run that cannot be applied however often it is retried (a broken record). */
-export class RunStateError extends Error {}
 
 const HOUR_MS = 3600_000;
 
@@ -235,14 +131,16 @@ function startStep(doc: RunDocument, index: number, now: Date): StepState[] {
   );
 }
 
-/** True when the run holds a change no worker has applied yet. */
-export function hasPendingChange(run: RunRecord): boolean {
-  return isOpen(run.status) && run.requestedSeq > run.appliedSeq;
+/** What a step's events say of it once it has become current. */
+function stepStarted(step: StepState): Pick<RunEventData<'run.started'>, 'assignee' | 'dueDate'> {
+  return present({ assignee: step.assignee, dueDate: step.due_date });
 }
 
-/** What a step's events say of it once it has become current. */
-function stepStarted(step: StepState | undefined): Record<string, unknown> {
-  return present({ assignee: step?.assignee, dueDate: step?.due_date });
+/** The step at an index, which the run's document must have. */
+function stepAt(doc: RunDocument, index: number): StepState {
+  const step = doc.steps[index];
+  if (!step) throw new RunStateError(`run has no step ${index}`);
+  return step;
 }
 
 /**
@@ -265,15 +163,15 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
   const doc = run.document;
   let next: RunDocument;
   let status: RunStatus;
-  let events: Array<{ type: RunEventType; data?: Record<string, unknown> }>;
+  let events: NewRunEvent[];
 
   if (command.type === 'start') {
     if (run.status !== 'pending') throw new RunStateError(`cannot start a ${run.status} run`);
     if (doc.template.pages.length === 0) throw new RunStateError('template has no pages');
     next = { ...doc, steps: startStep(doc, 0, at), current_step: 0, pending: null };
     status = 'active';
-    const first = next.steps[0];
-    events = [{ type: 'run.started', data: { step: first?.name, ...stepStarted(first) } }];
+    const first = stepAt(next, 0);
+    events = [{ type: 'run.started', data: { step: first.name, ...stepStarted(first) } }];
   } else {
     if (run.status !== 'active' || doc.current_step !== command.step) {
       throw new RunStateError(`cannot complete step ${command.step} of a ${run.status} run`);
@@ -289,7 +187,7 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
       steps,
     };
     const nextIndex = command.step + 1;
-    const completed = { step: doc.steps[command.step]?.name, inputFields: command.input_fields };
+    const completed = { step: stepAt(doc, command.step).name, inputFields: command.input_fields };
     if (nextIndex < doc.template.pages.length) {
       next = {
         ...merged,
@@ -298,23 +196,25 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
         pending: null,
       };
       status = 'active';
-      const upcoming = next.steps[nextIndex];
+      const upcoming = stepAt(next, nextIndex);
       const { assignee, dueDate } = stepStarted(upcoming);
       events = [
         {
           type: 'step.completed',
-          data: present({
+          data: {
             ...completed,
-            nextStep: upcoming?.name,
-            nextAssignee: assignee,
-            nextDueDate: dueDate,
-          }),
+            nextStep: upcoming.name,
+            ...present({ nextAssignee: assignee, nextDueDate: dueDate }),
+          },
         },
       ];
     } else {
       next = { ...merged, current_step: null, pending: null };
       status = 'completed';
-      events = [{ type: 'step.completed', data: completed }, { type: 'run.completed' }];
+      events = [
+        { type: 'step.completed', data: completed },
+        { type: 'run.completed', data: {} },
+      ];
     }
   }
 
@@ -345,30 +245,42 @@ export function requestStepCompletion(
   now: Date,
   expectedStep?: string,
 ): RunRecord {
+  if (run.status === 'pending') {
+    throw new DomainError('run_not_started', 'the run has not started yet; try again shortly');
+  }
   if (run.status !== 'active') {
-    throw conflict(
-      run.status === 'pending'
-        ? 'the run has not started yet; try again shortly'
-        : `the run is ${run.status}; only an active run has a step to complete`,
+    throw new DomainError(
+      'run_not_active',
+      `the run is ${run.status}; only an active run has a step to complete`,
     );
   }
   if (hasPendingChange(run)) {
-    throw conflict('a completion of the current step is already being applied');
+    throw new DomainError(
+      'completion_pending',
+      'a completion of the current step is already being applied',
+    );
   }
   const doc = run.document;
   const index = doc.current_step;
   const page = index === null ? undefined : doc.template.pages[index];
-  if (index === null || !page) throw conflict('the run has no current step');
+  // An active run always has a current step: only a broken document has none.
+  if (index === null || !page)
+    throw new DomainError('run_not_active', 'the run has no current step');
   if (expectedStep !== undefined && expectedStep !== page.name) {
-    throw conflict(`step '${expectedStep}' is not the current step; the run is at '${page.name}'`);
+    throw new DomainError(
+      'step_not_current',
+      `step '${expectedStep}' is not the current step; the run is at '${page.name}'`,
+      pointer('step_name'),
+    );
   }
 
   const pageInputs = new Set(page.inputFields.map((f) => f.inputId));
   for (const key of Object.keys(inputFields)) {
     if (!pageInputs.has(key)) {
-      throw badRequest(
-        `input field '${key}' does not belong to the current step '${page.name}'`,
+      throw new DomainError(
         'unknown_input_field',
+        `input field '${key}' does not belong to the current step '${page.name}'`,
+        pointer('input_fields', key),
       );
     }
   }
@@ -377,9 +289,10 @@ export function requestStepCompletion(
     .filter((f) => f.required && (ownValue(merged, f.inputId) ?? '').trim() === '')
     .map((f) => f.inputId);
   if (missing.length > 0) {
-    throw badRequest(
-      `required field${missing.length > 1 ? 's' : ''} of step '${page.name}' missing: ${missing.join(', ')}`,
+    throw new DomainError(
       'missing_required_field',
+      `required field${missing.length > 1 ? 's' : ''} of step '${page.name}' missing: ${missing.join(', ')}`,
+      pointer('input_fields', missing[0]!),
     );
   }
 
@@ -416,7 +329,7 @@ export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
       lastActivity: at,
     },
     at,
-    [{ type: 'run.failed', data: present({ error: message, step: run.currentStepName }) }],
+    [{ type: 'run.failed', data: { error: message, ...present({ step: run.currentStepName }) } }],
   );
 }
 
@@ -426,8 +339,12 @@ export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
  * ended cannot be cancelled.
  */
 export function cancelRun(run: RunRecord, reason: string | undefined, now: Date): RunRecord {
-  if (!isOpen(run.status))
-    throw conflict(`the run is ${run.status}; only a pending or active run can be cancelled`);
+  if (!isOpen(run.status)) {
+    throw new DomainError(
+      'run_not_cancellable',
+      `the run is ${run.status}; only a pending or active run can be cancelled`,
+    );
+  }
   const at = new Date(Math.max(now.getTime(), run.lastActivity.getTime()));
   const doc = run.document;
   const document: RunDocument = {
@@ -459,10 +376,14 @@ export function cancelRun(run: RunRecord, reason: string | undefined, now: Date)
  */
 export function retryRun(run: RunRecord, now: Date): RunRecord {
   const command = run.document.pending;
-  if (run.status !== 'failed')
-    throw conflict(`the run is ${run.status}; only a failed run can be retried`);
+  if (run.status !== 'failed') {
+    throw new DomainError(
+      'run_not_retryable',
+      `the run is ${run.status}; only a failed run can be retried`,
+    );
+  }
   if (!command || command.seq !== run.requestedSeq || run.requestedSeq <= run.appliedSeq) {
-    throw conflict('the failed run holds no change to retry');
+    throw new DomainError('run_not_retryable', 'the failed run holds no change to retry');
   }
   const at = new Date(Math.max(now.getTime(), run.lastActivity.getTime()));
   return withEvents(
@@ -477,10 +398,13 @@ export function retryRun(run: RunRecord, now: Date): RunRecord {
     [
       {
         type: 'run.retried',
-        data: present({
-          change: command.type === 'start' ? 'start' : 'completeStep',
-          step: command.type === 'start' ? undefined : run.document.steps[command.step]?.name,
-        }),
+        data:
+          command.type === 'start'
+            ? { change: 'start' }
+            : {
+                change: 'completeStep',
+                ...present({ step: run.document.steps[command.step]?.name }),
+              },
       },
     ],
   );

@@ -3,8 +3,8 @@
 // steps and history (camelCase). In all three a value that is absent is left out, never null.
 import type { RunEvent } from './run-events.js';
 import type { RunSummary, WorkflowRunDetail } from './run-schemas.js';
-import { documentJson, type RunRecord } from './run-state.js';
-import type { RunSummaryRow } from './run-store.js';
+import { documentJson, type RunRecord } from './run-record.js';
+import type { RunSummaryRow } from './run-list.js';
 
 /** The WorkflowRun resource of the spec (snake_case). */
 export interface RunResource {

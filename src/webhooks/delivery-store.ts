@@ -1,15 +1,14 @@
-// Webhook deliveries in MySQL, the outbox that decides what is owed: the dispatcher's turning
-// of committed events into deliveries, an attempt's claim and record, the order of one run's
-// deliveries to one endpoint, what the reconciler enqueues again, and the delivery log.
+// Webhook deliveries in MySQL, which decide what is owed: an attempt's claim and record, the
+// order of one run's deliveries to one endpoint, what the reconciler enqueues again, and the
+// delivery log. They are made from committed events by the outbox's relay (outbox-store.ts).
 import type { Db, TxQuery } from '../db.js';
 import { inlineSql, writeScript, writeTransaction } from '../db.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
-import { newId } from '../lib/ids.js';
-import type { RunEvent, RunEventType } from '../runs/run-events.js';
-import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
+import { storedEvent, type RunEvent, type RunEventType } from '../runs/run-events.js';
+import { disableEndpoint, markFailing, clearFailingSql, type Endpoint } from './endpoint-store.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -116,18 +115,6 @@ export interface AttemptRecord {
   failingLimit: Date;
 }
 
-/** What one dispatch pass did. */
-export interface DispatchPass {
-  /** Whether any endpoint is enabled at all. */
-  subscribed: boolean;
-  /** Events taken (and marked dispatched). */
-  events: number;
-  /** Deliveries made of them. */
-  made: number;
-  /** The first delivery made per endpoint and run, to enqueue. */
-  first: DeliveryRef[];
-}
-
 export interface DeliveryFilter {
   endpointId?: string;
   status?: DeliveryStatus;
@@ -198,9 +185,6 @@ type Statement = [sql: string, values: unknown[]];
 const NEXT_OF_CHAIN = `SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
   WHERE endpoint_id = ? AND run_id = ? AND status = 'pending' ORDER BY event_seq LIMIT 1`;
 
-const CLEAR_FAILING =
-  'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL';
-
 type Rows<T> = [T[], unknown];
 
 export class DeliveryStore {
@@ -208,103 +192,6 @@ export class DeliveryStore {
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
   ) {}
-
-  /**
-   * Turns up to `batch` committed events not yet dispatched into deliveries, one per enabled
-   * endpoint of the event's organization that subscribed to its type and was made before it,
-   * and marks the events dispatched, all in one transaction. Events are locked as they are
-   * read and skipped when another dispatcher holds them, so any number of workers dispatch
-   * at once. Returns how many events it took and, per endpoint and run, the first delivery
-   * made (the next ones follow it: see nextOfChain).
-   */
-  async dispatch(batch: number, now: Date): Promise<DispatchPass> {
-    const floor = await this.db('webhook_endpoints')
-      .where({ enabled: true })
-      .min({ floor: 'from_event_id' })
-      .first<{ floor: number | string | null }>();
-    // No endpoint anywhere: nothing is owed, and events are left as they are (an endpoint made
-    // later is owed only what comes after it).
-    if (floor?.floor === null || floor?.floor === undefined) {
-      return { subscribed: false, events: 0, made: 0, first: [] };
-    }
-
-    return writeTransaction(
-      this.db,
-      this.writeTimeoutMs,
-      async (query) => {
-        const events = (await query(
-          `SELECT id, run_id, organization_id, seq, type FROM run_events
-          WHERE dispatched = 0 AND id > ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [Number(floor.floor), batch],
-        )) as unknown as Array<{
-          id: number;
-          run_id: string;
-          organization_id: string;
-          seq: number;
-          type: RunEventType;
-        }>;
-        if (events.length === 0) return { subscribed: true, events: 0, made: 0, first: [] };
-
-        const orgs = [...new Set(events.map((e) => e.organization_id))];
-        const endpointRows = (await query(
-          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)`,
-          [orgs],
-        )) as unknown as Array<EndpointRow>;
-        const byOrg = new Map<string, Endpoint[]>();
-        for (const endpoint of endpointRows.map(fromEndpointRow)) {
-          byOrg.set(endpoint.organizationId, [
-            ...(byOrg.get(endpoint.organizationId) ?? []),
-            endpoint,
-          ]);
-        }
-
-        const values: unknown[][] = [];
-        const first = new Map<string, DeliveryRef>();
-        for (const event of events) {
-          for (const endpoint of byOrg.get(event.organization_id) ?? []) {
-            if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
-              continue;
-            const id = newId(now.getTime());
-            values.push([
-              id,
-              event.organization_id,
-              endpoint.id,
-              event.id,
-              event.run_id,
-              event.seq,
-              event.type,
-              'pending',
-              now,
-              now,
-            ]);
-            const chain = `${endpoint.id}/${event.run_id}`;
-            if (!first.has(chain))
-              first.set(chain, { id, round: 1, attempts: 0, nextAttemptAt: now });
-          }
-        }
-        if (values.length > 0) {
-          // A delivery already made for an endpoint and event is kept as it is.
-          await query(
-            `INSERT INTO webhook_deliveries
-             (id, organization_id, endpoint_id, event_id, run_id, event_seq, event_type, status,
-              next_attempt_at, created_at)
-           VALUES ? ON DUPLICATE KEY UPDATE seq = seq`,
-            [values],
-          );
-        }
-        await query('UPDATE run_events SET dispatched = 1 WHERE id IN (?)', [
-          events.map((e) => e.id),
-        ]);
-        return {
-          subscribed: true,
-          events: events.length,
-          made: values.length,
-          first: [...first.values()],
-        };
-      },
-      { readCommitted: true },
-    );
-  }
 
   /**
    * A delivery with its endpoint, its event, whether an earlier event of its run is still owed
@@ -340,12 +227,14 @@ export class DeliveryStore {
     // The driver hands a JSON value over parsed or as text, depending on the server.
     const raw =
       typeof row.history === 'string' ? (JSON.parse(row.history) as unknown) : row.history;
-    const history = ((raw ?? []) as HistoryJson[]).map((h): RunEvent => ({
-      seq: Number(h.seq),
-      type: h.type,
-      at: new Date(h.at).toISOString(),
-      data: (typeof h.data === 'string' ? JSON.parse(h.data) : h.data) as RunEvent['data'],
-    }));
+    const history = ((raw ?? []) as HistoryJson[]).map((h) =>
+      storedEvent(
+        Number(h.seq),
+        h.type,
+        new Date(h.at).toISOString(),
+        typeof h.data === 'string' ? JSON.parse(h.data) : h.data,
+      ),
+    );
     const event = history.find((h) => h.seq === Number(row.event_seq));
     if (!event) return undefined;
     const delivery = Object.fromEntries(
@@ -399,20 +288,16 @@ export class DeliveryStore {
       const updated = await query(updateSql, updateValues);
       if (updated.affectedRows !== 1) return { recorded: false };
       await query(logSql, logValues);
-      await query(
-        'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ?',
-        [record.at, endpoint.id],
-      );
-      let reason = record.disable;
-      if (!reason) {
-        const rows = (await query(
-          'SELECT failing_since FROM webhook_endpoints WHERE id = ? AND enabled = 1 AND failing_since < ?',
-          [endpoint.id, record.failingLimit],
-        )) as unknown as Array<{ failing_since: Date }>;
-        const since = rows[0]?.failing_since;
-        if (since) reason = `every attempt failed since ${since.toISOString()}`;
+      const since = await markFailing(query, endpoint.id, record.at);
+      const reason =
+        record.disable ??
+        (since && since < record.failingLimit
+          ? `every attempt failed since ${since.toISOString()}`
+          : undefined);
+      if (reason) {
+        await disableEndpoint(query, endpoint.id, reason, record.at);
+        await failOwedTo(query, endpoint.id, reason);
       }
-      if (reason) await disableEndpoint(query, endpoint.id, reason, record.at);
       return { recorded: true, disabled: reason };
     });
   }
@@ -434,7 +319,7 @@ export class DeliveryStore {
       this.writeTimeoutMs,
       [
         ...attemptStatements(delivery, delivered).map(([sql, values]) => inlineSql(sql, values)),
-        inlineSql(CLEAR_FAILING, [endpoint.id]),
+        clearFailingSql(endpoint.id),
       ],
       [inlineSql(NEXT_OF_CHAIN, [delivery.endpoint_id, delivery.run_id])],
     );
@@ -550,17 +435,8 @@ export class DeliveryStore {
   }
 }
 
-/** Disables an endpoint and fails what is still owed to it (nothing is sent to it any more). */
-async function disableEndpoint(
-  query: TxQuery,
-  endpointId: string,
-  reason: string,
-  at: Date,
-): Promise<void> {
-  await query(
-    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ? WHERE id = ? AND enabled = 1',
-    [reason.slice(0, 255), at, endpointId],
-  );
+/** Fails every delivery still owed to an endpoint that was disabled: nothing is sent to it. */
+async function failOwedTo(query: TxQuery, endpointId: string, reason: string): Promise<void> {
   await query(
     `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL,
             last_error = ? WHERE endpoint_id = ? AND status = 'pending'`,

@@ -7,7 +7,7 @@
 import type { Logger } from '../logger.js';
 import { webhookDeliveriesMade } from '../metrics/metrics.js';
 import type { DeliveryJobs } from './delivery-jobs.js';
-import type { DeliveryStore } from './delivery-store.js';
+import type { OutboxStore } from './outbox-store.js';
 
 const BATCH = 1000;
 
@@ -21,7 +21,7 @@ export class Dispatcher {
   private subscribed = false;
 
   constructor(
-    private readonly store: DeliveryStore,
+    private readonly store: OutboxStore,
     private readonly jobs: DeliveryJobs,
     private readonly intervalMs: number,
     private readonly log: Logger,

@@ -1,7 +1,8 @@
 // Webhook endpoints in MySQL: what an organization subscribed, where to, with which secret(s),
-// and whether it is still enabled. Every read and write a client can cause is scoped to the
-// organization.
-import { writeTransaction, type Db } from '../db.js';
+// and whether it is still enabled (its health: failing since when, disabled why). Every read
+// and write a client can cause is scoped to the organization; the health writes join the
+// transaction that records a delivery's attempt.
+import { inlineSql, writeTransaction, type Db, type TxQuery } from '../db.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -208,4 +209,43 @@ export class EndpointStore {
       return rotated;
     });
   }
+}
+
+// ---- health: written inside the transaction that records an attempt (delivery-store.ts) ----
+
+/**
+ * Notes that an attempt to the endpoint failed at `at` (unless it was failing already); the
+ * time since when it has been failing, or null when it is disabled.
+ */
+export async function markFailing(query: TxQuery, id: string, at: Date): Promise<Date | null> {
+  await query(
+    'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?) WHERE id = ?',
+    [at, id],
+  );
+  const rows = (await query(
+    'SELECT failing_since FROM webhook_endpoints WHERE id = ? AND enabled = 1',
+    [id],
+  )) as unknown as Array<{ failing_since: Date | null }>;
+  return rows[0]?.failing_since ?? null;
+}
+
+/** The statement that notes a delivered attempt: the endpoint is failing no more. */
+export function clearFailingSql(id: string): string {
+  return inlineSql(
+    'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+    [id],
+  );
+}
+
+/** Disables an endpoint, with the reason; what is owed to it is failed by the caller. */
+export async function disableEndpoint(
+  query: TxQuery,
+  id: string,
+  reason: string,
+  at: Date,
+): Promise<void> {
+  await query(
+    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ? WHERE id = ? AND enabled = 1',
+    [reason.slice(0, 255), at, id],
+  );
 }

@@ -4,19 +4,17 @@
 // right after the change, in the spec's WorkflowRunSummary fields. The summary is folded from
 // the run's history up to the event, so a delivery made late, or again, still tells the run as
 // it was then, not as it is now.
-import type { RunEvent } from '../runs/run-events.js';
+import { assertNever, type RunEvent } from '../runs/run-events.js';
 import type { RunSummary } from '../runs/run-schemas.js';
 
 type Current = Pick<RunSummary, 'currentStepName' | 'currentStepAssignee' | 'currentStepDueDate'>;
 
-const str = (value: unknown): string | undefined =>
-  typeof value === 'string' && value !== '' ? value : undefined;
-
-function current(name: unknown, assignee: unknown, dueDate: unknown): Current {
+/** The current step's fields, each left out when it has no value. */
+function current(name?: string, assignee?: string, dueDate?: string): Current {
   const out: Current = {};
-  if (str(name)) out.currentStepName = str(name);
-  if (str(assignee)) out.currentStepAssignee = str(assignee);
-  if (str(dueDate)) out.currentStepDueDate = str(dueDate);
+  if (name) out.currentStepName = name;
+  if (assignee) out.currentStepAssignee = assignee;
+  if (dueDate) out.currentStepDueDate = dueDate;
   return out;
 }
 
@@ -31,9 +29,10 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
   let summary: RunSummary = {
     id: runId,
     lastActivity: first.at,
-    workflowName: String(first.data.workflowName ?? ''),
+    workflowName: first.data.workflowName,
     status: 'pending',
   };
+  // The summary without its current step, for events that move the run off one.
   const base = () => ({
     id: summary.id,
     lastActivity: summary.lastActivity,
@@ -41,23 +40,23 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
     status: summary.status,
   });
   for (const event of history.slice(1)) {
-    const { data, at } = event;
+    const at = event.at;
     switch (event.type) {
-      case 'run.started':
+      case 'run.started': {
+        const { step, assignee, dueDate } = event.data;
         summary = {
           ...base(),
           status: 'active',
           lastActivity: at,
-          ...current(data.step, data.assignee, data.dueDate),
+          ...current(step, assignee, dueDate),
         };
         break;
-      case 'step.completed':
-        summary = {
-          ...base(),
-          lastActivity: at,
-          ...current(data.nextStep, data.nextAssignee, data.nextDueDate),
-        };
+      }
+      case 'step.completed': {
+        const { nextStep, nextAssignee, nextDueDate } = event.data;
+        summary = { ...base(), lastActivity: at, ...current(nextStep, nextAssignee, nextDueDate) };
         break;
+      }
       case 'run.completed':
         summary = { ...base(), status: 'completed', lastActivity: at };
         break;
@@ -71,14 +70,16 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
       case 'run.retried':
         summary = {
           ...summary,
-          status: data.change === 'start' ? 'pending' : 'active',
+          status: event.data.change === 'start' ? 'pending' : 'active',
           lastActivity: at,
         };
         break;
       case 'step.overdue':
         break; // being overdue is not activity, and the summary does not show it
       case 'run.created':
-        break;
+        break; // only ever the first event
+      default:
+        assertNever(event);
     }
   }
   return summary;

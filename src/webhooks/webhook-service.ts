@@ -4,7 +4,7 @@
 // are not found.
 import type { Principal } from '../auth/key-store.js';
 import type { WebhookConfig } from '../config.js';
-import { HttpError, badRequest, conflict, notFound, serviceUnavailable } from '../errors.js';
+import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { newId } from '../lib/ids.js';
 import type { WriteGate } from '../lib/deadline.js';
@@ -31,12 +31,17 @@ import { toDeliveryView, toEndpointView } from './webhook-views.js';
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 function beginWrite(gate: WriteGate): void {
-  if (!gate.beginWrite()) throw serviceUnavailable('request timed out before it was stored');
+  if (!gate.beginWrite()) {
+    throw new DomainError('timed_out', 'request timed out before it was stored');
+  }
 }
 
 /** The key a request claimed, with its answer (idempotency-keys' answered). */
 const jsonAnswer = (claim: IdempotencyClaim | undefined, status: number, body: unknown) =>
   answered(claim, status, () => JSON.stringify(body));
+
+const endpointNotFound = (id: string) =>
+  new DomainError('endpoint_not_found', `webhook endpoint '${id}' not found`);
 
 /** Who asks: an API key's organization, or an operator naming one (admin CLI). */
 export type Caller = Pick<Principal, 'organizationId'>;
@@ -60,7 +65,9 @@ export class WebhookService {
     try {
       url = checkEndpointUrl(body.url, this.config);
     } catch (err) {
-      if (err instanceof RefusedUrlError) throw badRequest(err.message, 'invalid_url');
+      if (err instanceof RefusedUrlError) {
+        throw new DomainError('invalid_url', err.message, pointer('url'));
+      }
       throw err;
     }
     const endpoint = {
@@ -86,9 +93,8 @@ export class WebhookService {
       jsonAnswer(claim, 200, answer),
     );
     if (!stored) {
-      throw new HttpError(
-        409,
-        'limit_reached',
+      throw new DomainError(
+        'endpoint_limit_reached',
         `an organization may have at most ${this.config.maxEndpoints} webhook endpoints`,
       );
     }
@@ -111,7 +117,7 @@ export class WebhookService {
     if (
       !(await this.endpoints.delete(principal.organizationId, id, jsonAnswer(claim, 200, answer)))
     ) {
-      throw notFound(`webhook endpoint '${id}' not found`);
+      throw endpointNotFound(id);
     }
     return answer;
   }
@@ -136,7 +142,7 @@ export class WebhookService {
       new Date(now.getTime() + ROTATION_OVERLAP_MS),
       (e) => jsonAnswer(claim, 200, view(e)),
     );
-    if (!rotated) throw notFound(`webhook endpoint '${id}' not found`);
+    if (!rotated) throw endpointNotFound(id);
     return view(rotated);
   }
 
@@ -168,9 +174,14 @@ export class WebhookService {
       new Date(),
       (d, attempts) => jsonAnswer(claim, 202, view(d, attempts)),
     );
-    if (result === 'not_found') throw notFound(`webhook delivery '${deliveryId}' not found`);
+    if (result === 'not_found') {
+      throw new DomainError('delivery_not_found', `webhook delivery '${deliveryId}' not found`);
+    }
     if (result === 'disabled') {
-      throw conflict('the endpoint of this delivery is disabled; create a new endpoint');
+      throw new DomainError(
+        'endpoint_disabled',
+        'the endpoint of this delivery is disabled; create a new endpoint',
+      );
     }
     const { delivery, attempts } = result;
     // Its own job id: a retry of the same attempt may wait in Redis for its backoff to end.

@@ -31,7 +31,7 @@ import {
 } from '../support/run-ledger.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait.js';
-import type { RunDocument } from '../../src/runs/run-state.js';
+import type { RunDocument } from '../../src/runs/run-record.js';
 
 const RUNS = 30;
 

@@ -11,9 +11,10 @@ import {
   cancelRun,
   newRun,
   requestStepCompletion,
-  type RunRecord,
 } from '../../src/runs/run-state.js';
-import { fromRow, RunStore } from '../../src/runs/run-store.js';
+import type { RunRecord } from '../../src/runs/run-record.js';
+import { fromRow } from '../../src/runs/run-columns.js';
+import { RunStore } from '../../src/runs/run-store.js';
 import { TemplateStore } from '../../src/templates/template-store.js';
 import { testConfig } from '../support/env.js';
 import { createTenant } from '../support/fixtures.js';

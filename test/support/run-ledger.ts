@@ -4,8 +4,8 @@
 // once (applied_seq = requested_seq = 1 + completions), steps in order with consistent
 // timestamps, last activity at the latest step time, the inputs merged.
 import type { Db } from '../../src/db.js';
-import type { RunDocument } from '../../src/runs/run-state.js';
-import type { RunRow } from '../../src/runs/run-store.js';
+import type { RunDocument } from '../../src/runs/run-record.js';
+import type { RunRow } from '../../src/runs/run-columns.js';
 import type { Template } from '../../src/templates/template.js';
 import { createBody, type Tenant } from './fixtures.js';
 import type { Client } from './http.js';

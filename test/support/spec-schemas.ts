@@ -67,13 +67,14 @@ export const specSchemas = {
       },
     },
   },
-  // "A JSON object with one string field, message"; `code` is the service's documented
-  // machine-readable addition (the spec leaves such codes open), and is a string too.
+  // "A JSON object with one string field, message"; `code` (and `field`, the JSON Pointer of
+  // the field at fault) are the service's documented machine-readable additions (the spec
+  // leaves such codes open), strings too.
   Error: {
     type: 'object',
     additionalProperties: false,
     required: ['message'],
-    properties: { message: string, code: string },
+    properties: { message: string, code: string, field: string },
   },
 } as const;
 

@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { keyFromHeader, generateApiKey, hashApiKey } from '../../src/auth/api-keys.js';
 import { loadConfig } from '../../src/config.js';
-import { HttpError } from '../../src/errors.js';
+import { DomainError } from '../../src/errors.js';
+import { HttpError } from '../../src/http/errors.js';
 import { parseQuery } from '../../src/http/contract.js';
 import { decodeCursor, encodeCursor } from '../../src/http/pagination.js';
 import { runSchemas } from '../../src/runs/run-schemas.js';
@@ -48,7 +49,7 @@ describe('inputs', () => {
     expect(parseQuery(listQuery, {})).to.deep.equal({});
     expect(parseQuery(listQuery, { limit: '1000' })).to.deep.equal({ limit: 1000 });
     for (const limit of ['0', '1001', 'x', '-2', '', '1.5'])
-      expect(() => parseQuery(listQuery, { limit }), limit).to.throw(HttpError, /limit/);
+      expect(() => parseQuery(listQuery, { limit }), limit).to.throw(DomainError, /limit/);
     expect(() => parseQuery(listQuery, { limit: ['1', '2'] })).to.throw(/only once/);
     expect(() => parseQuery(listQuery, { offset: '5' })).to.throw(/unknown query parameter/);
     expect(() => parseQuery(listQuery, { cursor: 'a b' })).to.throw(/cursor is not valid/);

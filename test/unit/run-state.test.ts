@@ -1,20 +1,22 @@
 import { expect } from 'chai';
-import { HttpError } from '../../src/errors.js';
+import { DomainError, type DomainErrorCode } from '../../src/errors.js';
 import { resourceJson, toResource } from '../../src/runs/run-views.js';
 import {
   applyPending,
   cancelRun,
-  documentJson,
   failRun,
-  storedDocumentJson,
   markOverdue,
   retryRun,
-  hasPendingChange,
   newRun,
   requestStepCompletion,
+} from '../../src/runs/run-state.js';
+import {
+  documentJson,
+  storedDocumentJson,
+  hasPendingChange,
   RunStateError,
   type RunRecord,
-} from '../../src/runs/run-state.js';
+} from '../../src/runs/run-record.js';
 import type { Template } from '../../src/templates/template.js';
 
 const template: Template = {
@@ -41,13 +43,15 @@ function started(inputs: Record<string, string> = { a: 'x' }): RunRecord {
   return applyPending(newRun('run', 'org', template, inputs, { One: 'ann' }, t0), at(10));
 }
 
-function expectHttp(fn: () => unknown, status: number, message: RegExp) {
+/** The change is refused with this code (and field, when given), and a message for a person. */
+function expectRefusal(fn: () => unknown, code: DomainErrorCode, message: RegExp, field?: string) {
   try {
     fn();
   } catch (err) {
-    expect(err).to.be.instanceOf(HttpError);
-    expect((err as HttpError).status).to.equal(status);
+    expect(err).to.be.instanceOf(DomainError);
+    expect((err as DomainError).code).to.equal(code);
     expect((err as Error).message).to.match(message);
+    if (field !== undefined) expect((err as DomainError).field).to.equal(field);
     return;
   }
   expect.fail('expected an error');
@@ -101,7 +105,7 @@ describe('run state', () => {
       currentStepName: null,
       appliedSeq: 3,
     });
-    expectHttp(() => requestStepCompletion(done, {}, at(60)), 409, /completed/);
+    expectRefusal(() => requestStepCompletion(done, {}, at(60)), 'run_not_active', /completed/);
   });
 
   it('refuses to apply a change twice', () => {
@@ -116,28 +120,40 @@ describe('run state', () => {
   });
 
   it('checks a completion: required fields, fields of the page, one at a time, the named step', () => {
-    expectHttp(
+    expectRefusal(
       () => requestStepCompletion(started({}), {}, at(20)),
-      400,
+      'missing_required_field',
       /required field of step 'One' missing: a/,
+      '/input_fields/a',
     );
-    expectHttp(() => requestStepCompletion(started({}), { a: ' ' }, at(20)), 400, /missing: a/);
-    expectHttp(
+    expectRefusal(
+      () => requestStepCompletion(started({}), { a: ' ' }, at(20)),
+      'missing_required_field',
+      /missing: a/,
+      '/input_fields/a',
+    );
+    expectRefusal(
       () => requestStepCompletion(started(), { c: 'z' }, at(20)),
-      400,
+      'unknown_input_field',
       /'c' does not belong to the current step 'One'/,
+      '/input_fields/c',
     );
     const pending = requestStepCompletion(started(), {}, at(20));
-    expectHttp(() => requestStepCompletion(pending, {}, at(30)), 409, /already being applied/);
-    expectHttp(
+    expectRefusal(
+      () => requestStepCompletion(pending, {}, at(30)),
+      'completion_pending',
+      /already being applied/,
+    );
+    expectRefusal(
       () => requestStepCompletion(started(), {}, at(20), 'Two'),
-      409,
+      'step_not_current',
       /'Two' is not the current step/,
+      '/step_name',
     );
     expect(requestStepCompletion(started(), {}, at(20), 'One').requestedSeq).to.equal(2);
-    expectHttp(
+    expectRefusal(
       () => requestStepCompletion(newRun('r', 'o', template, {}, {}, t0), {}, at(1)),
-      409,
+      'run_not_started',
       /not started/,
     );
   });
@@ -211,8 +227,8 @@ describe('run events and the changes made at once', () => {
     expect(stopped.document.steps.map((s) => s.status)).to.deep.equal(['cancelled', 'waiting']);
     expect(stopped.document.pending).to.equal(null);
     expect(stopped.events[0]!.data).to.deep.equal({ step: 'One' });
-    expectHttp(() => cancelRun(stopped, undefined, at(30)), 409, /cancelled/);
-    expectHttp(() => requestStepCompletion(stopped, {}, at(30)), 409, /cancelled/);
+    expectRefusal(() => cancelRun(stopped, undefined, at(30)), 'run_not_cancellable', /cancelled/);
+    expectRefusal(() => requestStepCompletion(stopped, {}, at(30)), 'run_not_active', /cancelled/);
   });
 
   it('retries only a failed run that holds its failed change', () => {
@@ -234,9 +250,9 @@ describe('run events and the changes made at once', () => {
     expect(applyPending(retried, at(7)).status).to.equal('active');
     const failedStep = failRun(requestStepCompletion(started(), {}, at(20)), 'x', at(21));
     expect(retryRun(failedStep, at(22))).to.include({ status: 'active' });
-    expectHttp(() => retryRun(started(), at(30)), 409, /only a failed run/);
+    expectRefusal(() => retryRun(started(), at(30)), 'run_not_retryable', /only a failed run/);
     const nothingHeld = { ...failed, document: { ...failed.document, pending: null } };
-    expectHttp(() => retryRun(nothingHeld, at(30)), 409, /no change to retry/);
+    expectRefusal(() => retryRun(nothingHeld, at(30)), 'run_not_retryable', /no change to retry/);
   });
 
   it('marks the current step overdue only when it is still current and past due', () => {
@@ -282,7 +298,12 @@ describe('run state with names that shadow Object.prototype', () => {
     };
     const run = applyPending(newRun('r', 'o', tricky, {}, {}, t0), at(1));
     expect(run.currentStepAssignee).to.equal(null);
-    expectHttp(() => requestStepCompletion(run, {}, at(2)), 400, /missing: toString/);
+    expectRefusal(
+      () => requestStepCompletion(run, {}, at(2)),
+      'missing_required_field',
+      /missing: toString/,
+      '/input_fields/toString',
+    );
     expect(requestStepCompletion(run, { toString: 'ok' }, at(2)).requestedSeq).to.equal(2);
   });
 

@@ -1,0 +1,123 @@
+// What a run is in memory: its record (the columns of workflow_runs, run-columns.ts) and its
+// document (run_json), the two forms in which the document is written out, and the questions
+// every reader of a run asks. The changes of a run are run-state.ts.
+import type { TemplatePage } from '../templates/template.js';
+import type { RunEvent } from './run-events.js';
+
+export const RUN_STATUSES = ['pending', 'active', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type StepStatus = 'waiting' | 'active' | 'completed' | 'cancelled';
+
+export interface StepState {
+  name: string;
+  status: StepStatus;
+  assignee: string | null;
+  due_date: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  /** Set once the step was still current at its due date (absent in older documents). */
+  overdue?: boolean;
+}
+
+export type RunCommand =
+  | { seq: number; type: 'start'; requested_at: string }
+  | {
+      seq: number;
+      type: 'complete_step';
+      step: number;
+      input_fields: Record<string, string>;
+      requested_at: string;
+    };
+
+/**
+ * run_json as clients see it: everything needed to show a run without reading its template.
+ * MySQL keeps it without the template's pages (storedDocumentJson), which reads restore.
+ */
+export interface RunDocument {
+  template: { id: string; name: string; pages: TemplatePage[] };
+  input_fields: Record<string, string>;
+  user_assignments: Record<string, string>;
+  steps: StepState[];
+  current_step: number | null;
+  pending: RunCommand | null;
+  error: { message: string; at: string } | null;
+}
+
+export interface RunRecord {
+  id: string;
+  organizationId: string;
+  templateId: string;
+  workflowName: string;
+  status: RunStatus;
+  currentStepIndex: number | null;
+  currentStepName: string | null;
+  currentStepAssignee: string | null;
+  currentStepDueDate: Date | null;
+  currentStepOverdue: boolean;
+  document: RunDocument;
+  requestedSeq: number;
+  appliedSeq: number;
+  pendingSince: Date | null;
+  lastActivity: Date;
+  createdAt: Date;
+  /** The seq of the run's latest event. */
+  eventSeq: number;
+  /**
+   * The events of the change that made this record, not yet stored; empty for a record read
+   * from MySQL. Whoever stores the record stores these with it.
+   */
+  events: RunEvent[];
+}
+
+/** True while the run can still change by itself or be moved on (not ended). */
+export function isOpen(status: RunStatus): boolean {
+  return status === 'pending' || status === 'active';
+}
+
+/** True when the run holds a change no worker has applied yet. */
+export function hasPendingChange(run: RunRecord): boolean {
+  return isOpen(run.status) && run.requestedSeq > run.appliedSeq;
+}
+
+/** A document's stored JSON, made once per document (a document never changes in place). */
+const storedJson = new WeakMap<RunDocument, string>();
+/** Each template's pages as JSON, made once per pages array (templates never change). */
+const pagesJson = new WeakMap<TemplatePage[], string>();
+
+/**
+ * The document as stored: its template by id and name only. The pages are the template's,
+ * which never changes, so a row need not carry a copy of them (half of a document's bytes,
+ * read and written again by every change); RunStore puts them back when it reads a run.
+ */
+export function storedDocumentJson(document: RunDocument): string {
+  let json = storedJson.get(document);
+  if (json === undefined) {
+    const { template, ...rest } = document;
+    json = JSON.stringify({ template: { id: template.id, name: template.name }, ...rest });
+    storedJson.set(document, json);
+  }
+  return json;
+}
+
+/**
+ * The document as clients see it (run_json, with its template's pages): the stored JSON with
+ * the pages' JSON (made once per template) spliced into its template object, so a create
+ * serializes its document once for both the INSERT and the answer.
+ */
+export function documentJson(document: RunDocument): string {
+  const stored = storedDocumentJson(document);
+  const pages = document.template.pages;
+  let json = pagesJson.get(pages);
+  if (json === undefined) {
+    json = JSON.stringify(pages);
+    pagesJson.set(pages, json);
+  }
+  // The stored JSON starts with {"template":{"id":…,"name":…}: the pages go before that brace.
+  const { id, name } = document.template;
+  const end =
+    '{"template":{"id":,"name":'.length + JSON.stringify(id).length + JSON.stringify(name).length;
+  return `${stored.slice(0, end)},"pages":${json}${stored.slice(end)}`;
+}
+
+/** A run that cannot be applied however often it is retried (a broken record). */
+export class RunStateError extends Error {}

@@ -1,0 +1,125 @@
+// The outbox's relay: committed run events not yet dispatched become webhook deliveries, one
+// per enabled endpoint that subscribed to the event's type, in the transaction that marks the
+// events dispatched. The Dispatcher (dispatcher.ts) runs it; deliveries are then the
+// DeliveryStore's.
+import { writeTransaction, type Db } from '../db.js';
+import { newId } from '../lib/ids.js';
+import type { RunEventType } from '../runs/run-events.js';
+import type { DeliveryRef } from './delivery-store.js';
+import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
+
+/** What one dispatch pass did. */
+export interface DispatchPass {
+  /** Whether any endpoint is enabled at all. */
+  subscribed: boolean;
+  /** Events taken (and marked dispatched). */
+  events: number;
+  /** Deliveries made of them. */
+  made: number;
+  /** The first delivery made per endpoint and run, to enqueue. */
+  first: DeliveryRef[];
+}
+
+export class OutboxStore {
+  constructor(
+    private readonly db: Db,
+    private readonly writeTimeoutMs: number,
+  ) {}
+
+  /**
+   * Turns up to `batch` committed events not yet dispatched into deliveries, one per enabled
+   * endpoint of the event's organization that subscribed to its type and was made before it,
+   * and marks the events dispatched, all in one transaction. Events are locked as they are
+   * read and skipped when another dispatcher holds them, so any number of workers dispatch
+   * at once. Returns how many events it took and, per endpoint and run, the first delivery
+   * made (the next ones follow it: see nextOfChain).
+   */
+  async dispatch(batch: number, now: Date): Promise<DispatchPass> {
+    const floor = await this.db('webhook_endpoints')
+      .where({ enabled: true })
+      .min({ floor: 'from_event_id' })
+      .first<{ floor: number | string | null }>();
+    // No endpoint anywhere: nothing is owed, and events are left as they are (an endpoint made
+    // later is owed only what comes after it).
+    if (floor?.floor === null || floor?.floor === undefined) {
+      return { subscribed: false, events: 0, made: 0, first: [] };
+    }
+
+    return writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query) => {
+        const events = (await query(
+          `SELECT id, run_id, organization_id, seq, type FROM run_events
+          WHERE dispatched = 0 AND id > ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [Number(floor.floor), batch],
+        )) as unknown as Array<{
+          id: number;
+          run_id: string;
+          organization_id: string;
+          seq: number;
+          type: RunEventType;
+        }>;
+        if (events.length === 0) return { subscribed: true, events: 0, made: 0, first: [] };
+
+        const orgs = [...new Set(events.map((e) => e.organization_id))];
+        const endpointRows = (await query(
+          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)`,
+          [orgs],
+        )) as unknown as Array<EndpointRow>;
+        const byOrg = new Map<string, Endpoint[]>();
+        for (const endpoint of endpointRows.map(fromEndpointRow)) {
+          byOrg.set(endpoint.organizationId, [
+            ...(byOrg.get(endpoint.organizationId) ?? []),
+            endpoint,
+          ]);
+        }
+
+        const values: unknown[][] = [];
+        const first = new Map<string, DeliveryRef>();
+        for (const event of events) {
+          for (const endpoint of byOrg.get(event.organization_id) ?? []) {
+            if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
+              continue;
+            const id = newId(now.getTime());
+            values.push([
+              id,
+              event.organization_id,
+              endpoint.id,
+              event.id,
+              event.run_id,
+              event.seq,
+              event.type,
+              'pending',
+              now,
+              now,
+            ]);
+            const chain = `${endpoint.id}/${event.run_id}`;
+            if (!first.has(chain))
+              first.set(chain, { id, round: 1, attempts: 0, nextAttemptAt: now });
+          }
+        }
+        if (values.length > 0) {
+          // A delivery already made for an endpoint and event is kept as it is.
+          await query(
+            `INSERT INTO webhook_deliveries
+             (id, organization_id, endpoint_id, event_id, run_id, event_seq, event_type, status,
+              next_attempt_at, created_at)
+           VALUES ? ON DUPLICATE KEY UPDATE seq = seq`,
+            [values],
+          );
+        }
+        await query('UPDATE run_events SET dispatched = 1 WHERE id IN (?)', [
+          events.map((e) => e.id),
+        ]);
+        return {
+          subscribed: true,
+          events: events.length,
+          made: values.length,
+          first: [...first.values()],
+        };
+      },
+      { readCommitted: true },
+    );
+  }
+}
