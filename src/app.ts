@@ -19,33 +19,16 @@ import type { Logger } from './logger.js';
 import { runRoutes } from './runs/run-routes.js';
 import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
-import {
-  templateRoutes,
-  templateSchemas,
-  WorkflowTemplateSchema,
-} from './templates/template-routes.js';
-import { ErrorSchema } from './http/common-schemas.js';
+import { templateRoutes, templateSchemas } from './templates/template-routes.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { openApiDocument } from './http/openapi.js';
 import { docsRoutes } from './http/docs-routes.js';
 import { operatorBoard } from './http/operator-board.js';
 import type { Queue } from 'bullmq';
-import { registerSchemas } from './lib/validation.js';
-import {
-  runSchemas,
-  WorkflowRunDetailSchema,
-  WorkflowRunSchema,
-  WorkflowRunSummarySchema,
-} from './runs/run-schemas.js';
+import { runSchemas } from './runs/run-schemas.js';
 import type { TemplateStore } from './templates/template-store.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
-import {
-  WebhookDeliverySchema,
-  WebhookEndpointDeletedSchema,
-  WebhookEndpointSchema,
-  WebhookEndpointWithSecretSchema,
-  webhookSchemas,
-} from './webhooks/webhook-schemas.js';
+import { webhookSchemas } from './webhooks/webhook-schemas.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
 
 export interface AppDeps {
@@ -92,17 +75,6 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true; // errors are logged by requestContext, as JSON
 
-  registerSchemas([
-    ErrorSchema,
-    WorkflowRunSchema,
-    WorkflowRunSummarySchema,
-    WorkflowRunDetailSchema,
-    WorkflowTemplateSchema,
-    WebhookEndpointSchema,
-    WebhookEndpointWithSecretSchema,
-    WebhookEndpointDeletedSchema,
-    WebhookDeliverySchema,
-  ]);
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
   healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
   const routes = apiRoutes(deps);
@@ -129,7 +101,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ),
   });
 
-  // Built once, after every route's schemas are registered; no key needed to read it.
+  // Built once, from the same routes; no key needed to read it.
   const document = JSON.stringify(openApiDocument(routes, config.basePath));
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';

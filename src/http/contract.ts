@@ -2,20 +2,42 @@
 // its query and body, and its responses by status. mountRoutes builds the Koa chain from that
 // (key check and rate limit, body reader, validation, deadline, handler), so a handler receives
 // typed, validated values and stays short; the same list of routes can be enumerated to
-// describe the API. Schemas are named ($id) and registered once in the one Ajv.
+// describe the API. Schemas are named ($id) objects: a route holds the very objects it uses,
+// and mountRoutes registers every one it finds in the one Ajv, so no list of them is kept.
 import type { Router } from '@koa/router';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Middleware } from 'koa';
 import type { Principal } from '../auth/key-store.js';
 import { DomainError, pointer } from '../errors.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
 import { compileValidator, registerSchemas, type NamedSchema } from '../lib/validation.js';
+import { ErrorSchema } from './common-schemas.js';
 import type { AppContext, AppState } from './context.js';
+
+/** A body that is a JSON array of a named schema (the lists); see arrayOf. */
+export interface ArrayOf {
+  type: 'array';
+  items: NamedSchema;
+}
+
+/** A response body's schema: a named schema, or an array of one. */
+export type ResponseSchema = NamedSchema | ArrayOf;
+
+/** The schema of a body that is a JSON array of `items`. */
+export function arrayOf(items: NamedSchema): ArrayOf {
+  return { type: 'array', items };
+}
+
+/** The named schema a response body refers to (an array's items). */
+function namedIn(schema: ResponseSchema): NamedSchema {
+  return '$id' in schema ? schema : schema.items;
+}
 
 export interface ResponseContract {
   description: string;
-  /** The body's schema: a named schema's $id, or an inline schema that refers to named ones. */
-  schema?: string | Record<string, unknown>;
+  /** The body's schema: the named schema object itself, or arrayOf(one). */
+  schema?: ResponseSchema;
   /** Response headers worth describing (Link, Idempotent-Replayed, Retry-After). */
   headers?: Record<string, string>;
 }
@@ -39,7 +61,8 @@ export interface RouteReply {
   headers?: Record<string, string>;
 }
 
-export interface Route<Q = unknown, B = unknown> {
+/** A route as mounted and enumerated: its handler takes the values its schemas checked. */
+export interface Route {
   /** A stable name for the operation (the API document's operationId). */
   operationId: string;
   method: 'GET' | 'POST';
@@ -52,44 +75,85 @@ export interface Route<Q = unknown, B = unknown> {
   body?: NamedSchema;
   /** Responses particular to the route; those every route of its kind shares are added. */
   responses: Record<number, ResponseContract>;
-  handle(input: RouteInput<Q, B>, ctx: AppContext): Promise<RouteReply>;
+  handle(input: RouteInput<unknown, unknown>, ctx: AppContext): Promise<RouteReply>;
 }
 
-/** Declares a route; Q and B are the types of its query and body, derived from their schemas. */
-export function defineRoute<Q = Record<string, never>, B = undefined>(
-  route: Route<Q, B>,
-): Route<Q, B> {
+/** The type of the values a schema admits, or `Absent` for a route without that schema. */
+type InputOf<S, Absent> = S extends JSONSchema ? FromSchema<S> : Absent;
+
+/** A route as declared: the handler's query and body types are those of QS and BS. */
+interface RouteDefinition<QS, BS> extends Omit<Route, 'query' | 'body' | 'handle'> {
+  query?: QS;
+  body?: BS;
+  handle(
+    input: RouteInput<InputOf<QS, Record<string, never>>, InputOf<BS, undefined>>,
+    ctx: AppContext,
+  ): Promise<RouteReply>;
+}
+
+/**
+ * Declares a route. The types of the handler's query and body are inferred from the schema
+ * objects given (`as const`), never written beside them, so a handler cannot be typed against
+ * another schema than the one that checks its input. A route without a query gets an empty
+ * one (an unknown parameter is a 400), without a body `undefined`.
+ */
+export function defineRoute<
+  QS extends NamedSchema | undefined = undefined,
+  BS extends NamedSchema | undefined = undefined,
+>(route: RouteDefinition<QS, BS>): Route {
+  // handle is a method, so its narrower input is accepted where Route's takes unknown:
+  // mountRoutes only ever passes it values checked against these same schemas.
   return route;
 }
 
-const error = (description: string): ResponseContract => ({ description, schema: 'Error' });
+/** An error answer: its body is the Error schema, like every error the machinery gives. */
+export function errorResponse(description: string): ResponseContract {
+  return { description, schema: ErrorSchema };
+}
 
 /** Every response a route can give: its own, and those of the machinery in front of it. */
 export function responsesOf(route: Route): Record<number, ResponseContract> {
   const all: Record<number, ResponseContract> = {};
-  if (route.query || route.body) all[400] = error('the request is not valid; nothing was done');
+  if (route.query || route.body)
+    all[400] = errorResponse('the request is not valid; nothing was done');
   if (route.auth === 'apiKey') {
-    all[400] ??= error('more than one Authorization header');
-    all[403] = error('missing, unknown or revoked API key');
+    all[400] ??= errorResponse('more than one Authorization header');
+    all[403] = errorResponse('missing, unknown or revoked API key');
     all[429] = {
-      ...error('too many requests for this API key'),
+      ...errorResponse('too many requests for this API key'),
       headers: { 'Retry-After': 'seconds until the window resets' },
     };
   }
   if (route.body) {
-    all[408] = error('the body did not arrive within BODY_TIMEOUT_MS; nothing was done');
-    all[413] = error('the body is larger than BODY_LIMIT_BYTES');
-    all[415] = error('the body is not JSON in UTF-8');
+    all[408] = errorResponse('the body did not arrive within BODY_TIMEOUT_MS; nothing was done');
+    all[413] = errorResponse('the body is larger than BODY_LIMIT_BYTES');
+    all[415] = errorResponse('the body is not JSON in UTF-8');
   }
-  all[503] = error('the service could not finish in time or reach MySQL; nothing was done');
+  all[503] = errorResponse('the service could not finish in time or reach MySQL; nothing was done');
   if (route.method === 'POST') {
-    all[409] = error('a request with the same Idempotency-Key is still being handled');
-    all[422] = error('the Idempotency-Key was used with another endpoint or body');
-    all[500] = error(
+    all[409] = errorResponse('a request with the same Idempotency-Key is still being handled');
+    all[422] = errorResponse('the Idempotency-Key was used with another endpoint or body');
+    all[500] = errorResponse(
       'code outcome_unknown: the commit was sent and not confirmed, so the change may have been made',
     );
   }
   return { ...all, ...route.responses };
+}
+
+/**
+ * Every named schema the routes use, once each, in the order they first appear: each route's
+ * query, body and response bodies (the Error body among them, from responsesOf).
+ */
+export function namedSchemas(routes: readonly Route[]): NamedSchema[] {
+  const found = new Set<NamedSchema>();
+  for (const route of routes) {
+    if (route.query) found.add(route.query);
+    if (route.body) found.add(route.body);
+    for (const response of Object.values(responsesOf(route))) {
+      if (response.schema) found.add(namedIn(response.schema));
+    }
+  }
+  return [...found];
 }
 
 /**
@@ -153,15 +217,14 @@ export interface RouteMiddleware {
   idempotency: (endpoint: string) => Middleware<AppState>;
 }
 
-/** Registers each route's schemas and mounts it on the router. */
+/** Registers the routes' schemas and mounts each route on the router. */
 export function mountRoutes(
   router: Router<AppState>,
   routes: readonly Route[],
   middleware: RouteMiddleware,
 ): void {
+  registerSchemas(namedSchemas(routes));
   for (const route of routes) {
-    const schemas = [route.query, route.body].filter((s): s is NamedSchema => s !== undefined);
-    registerSchemas(schemas);
     const checkBody = route.body ? compileValidator(route.body) : undefined;
 
     const validate: Middleware<AppState> = async (ctx, next) => {

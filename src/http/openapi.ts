@@ -1,20 +1,21 @@
 // The OpenAPI 3.1 document of the API, generated from the routes' own contracts and the named
 // schemas they use: nothing here describes an endpoint a second time. Served at /openapi.json.
-import { registeredSchemas } from '../lib/validation.js';
-import { responsesOf, type Route } from './contract.js';
+import type { NamedSchema } from '../lib/validation.js';
+import { namedSchemas, responsesOf, type ResponseSchema, type Route } from './contract.js';
 
 type Json = Record<string, unknown>;
 
-/** A schema as the document holds it: no $id, and references by $id pointed at components. */
+/**
+ * A schema as the document holds it: no $id. Schemas hold no $ref: a body refers to a named
+ * schema by the object itself (contract.ts), which becomes a reference here (ref).
+ */
 function forDocument(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(forDocument);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [key, value] of Object.entries(schema as Json)) {
     if (key === '$id') continue;
-    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) {
-      out.$ref = `#/components/schemas/${value}`;
-    } else if (key === 'example') {
+    if (key === 'example') {
       out.examples = [value]; // JSON Schema 2020-12 spells it so
     } else {
       out[key] = forDocument(value);
@@ -23,10 +24,13 @@ function forDocument(schema: unknown): unknown {
   return out;
 }
 
-function bodySchema(schema: string | Json): unknown {
-  return typeof schema === 'string'
-    ? { $ref: `#/components/schemas/${schema}` }
-    : forDocument(schema);
+/** A reference to the named schema's entry in components. */
+function ref(schema: NamedSchema): Json {
+  return { $ref: `#/components/schemas/${schema.$id}` };
+}
+
+function bodySchema(schema: ResponseSchema): Json {
+  return '$id' in schema ? ref(schema) : { type: 'array', items: ref(schema.items) };
 }
 
 function operation(route: Route): Json {
@@ -83,7 +87,7 @@ function operation(route: Route): Json {
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: bodySchema(route.body.$id) } },
+            content: { 'application/json': { schema: ref(route.body) } },
           },
         }
       : {}),
@@ -97,7 +101,7 @@ export function openApiDocument(routes: readonly Route[], basePath: string): Jso
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
   }
   const schemas: Json = {};
-  for (const [id, schema] of registeredSchemas()) schemas[id] = forDocument(schema);
+  for (const schema of namedSchemas(routes)) schemas[schema.$id] = forDocument(schema);
   return {
     openapi: '3.1.0',
     info: {

@@ -1,7 +1,7 @@
 // One Ajv instance for every schema; a failed check becomes a refusal (invalid_body or
 // invalid_query) whose message names the field and the problem, and whose `field` points at it. allErrors stays off so validation stops at the first problem and
 // its cost stays bounded for huge inputs. Named schemas (with an $id) are registered once and
-// compiled once; routes refer to them by $id (see http/contract.ts).
+// compiled once; the routes' schemas are registered when they are mounted (http/contract.ts).
 import { Ajv, type AnySchema, type ErrorObject, type JSONSchemaType } from 'ajv';
 import addFormats from 'ajv-formats';
 import { DomainError, pointer, type DomainErrorCode } from '../errors.js';
@@ -37,11 +37,6 @@ export function registerSchemas(schemas: readonly NamedSchema[]): void {
     named.set(schema.$id, schema);
     ajv.addSchema(schema as AnySchema);
   }
-}
-
-/** Every registered schema, by $id (for the API document). */
-export function registeredSchemas(): ReadonlyMap<string, NamedSchema> {
-  return named;
 }
 
 /**

@@ -1,15 +1,13 @@
 // The run endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the run service or store.
-import { defineRoute, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, errorResponse, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
-import type {
-  CancelRunBody,
-  CompleteStepBody,
-  CreateRunBody,
-  GetRunQuery,
-  ListRunsQuery,
-  RetryRunBody,
-  runSchemas,
+import {
+  WorkflowRunDetailSchema,
+  WorkflowRunSchema,
+  WorkflowRunSummarySchema,
+  type ListRunsQuery,
+  type runSchemas,
 } from './run-schemas.js';
 import type { RunService } from './run-service.js';
 import type { RunFilter } from './run-list.js';
@@ -48,7 +46,7 @@ export function runRoutes(deps: {
 }): Route[] {
   const { service, store, schemas } = deps;
   return [
-    defineRoute<Record<string, never>, CreateRunBody>({
+    defineRoute({
       operationId: 'createWorkflowRun',
       method: 'POST',
       path: '/create-workflow-run',
@@ -57,13 +55,13 @@ export function runRoutes(deps: {
         'Answered after the run is committed, status pending; a worker starts it within milliseconds.',
       auth: 'apiKey',
       body: schemas.createBody,
-      responses: { 200: { description: 'the run as stored', schema: 'WorkflowRun' } },
+      responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.create(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
       },
     }),
-    defineRoute<Record<string, never>, CompleteStepBody>({
+    defineRoute({
       operationId: 'completeWorkflowStep',
       method: 'POST',
       path: '/complete-workflow-step',
@@ -73,20 +71,21 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       body: schemas.completeBody,
       responses: {
-        202: { description: 'the run as stored, the completion pending', schema: 'WorkflowRun' },
-        404: { description: 'no such run in this organization', schema: 'Error' },
-        409: {
-          description:
-            'the run is not active, a completion already waits, or step_name is not current',
-          schema: 'Error',
+        202: {
+          description: 'the run as stored, the completion pending',
+          schema: WorkflowRunSchema,
         },
+        404: errorResponse('no such run in this organization'),
+        409: errorResponse(
+          'the run is not active, a completion already waits, or step_name is not current',
+        ),
       },
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.completeStep(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
       },
     }),
-    defineRoute<Record<string, never>, CancelRunBody>({
+    defineRoute({
       operationId: 'cancelWorkflowRun',
       method: 'POST',
       path: '/cancel-workflow-run',
@@ -96,16 +95,16 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       body: schemas.cancelBody,
       responses: {
-        200: { description: 'the run as stored, status cancelled', schema: 'WorkflowRun' },
-        404: { description: 'no such run in this organization', schema: 'Error' },
-        409: { description: 'the run is completed, failed or cancelled already', schema: 'Error' },
+        200: { description: 'the run as stored, status cancelled', schema: WorkflowRunSchema },
+        404: errorResponse('no such run in this organization'),
+        409: errorResponse('the run is completed, failed or cancelled already'),
       },
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.cancel(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
       },
     }),
-    defineRoute<Record<string, never>, RetryRunBody>({
+    defineRoute({
       operationId: 'retryWorkflowRun',
       method: 'POST',
       path: '/retry-workflow-run',
@@ -113,16 +112,19 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       body: schemas.retryBody,
       responses: {
-        202: { description: 'the run as stored, the change pending again', schema: 'WorkflowRun' },
-        404: { description: 'no such run in this organization', schema: 'Error' },
-        409: { description: 'the run is not failed', schema: 'Error' },
+        202: {
+          description: 'the run as stored, the change pending again',
+          schema: WorkflowRunSchema,
+        },
+        404: errorResponse('no such run in this organization'),
+        409: errorResponse('the run is not failed'),
       },
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.retry(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
       },
     }),
-    defineRoute<GetRunQuery>({
+    defineRoute({
       operationId: 'getWorkflowRun',
       method: 'GET',
       path: '/get-workflow-run',
@@ -130,15 +132,15 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       query: schemas.getQuery,
       responses: {
-        200: { description: 'the run', schema: 'WorkflowRunDetail' },
-        404: { description: 'no such run in this organization', schema: 'Error' },
+        200: { description: 'the run', schema: WorkflowRunDetailSchema },
+        404: errorResponse('no such run in this organization'),
       },
       async handle({ principal, query }) {
         const { run, history } = await service.get(principal, query.id);
         return { status: 200, body: toDetail(run, history) };
       },
     }),
-    defineRoute<ListRunsQuery>({
+    defineRoute({
       operationId: 'getWorkflowRuns',
       method: 'GET',
       path: '/get-workflow-runs',
@@ -148,7 +150,7 @@ export function runRoutes(deps: {
       responses: {
         200: {
           description: 'a page of runs; the next page is in the Link header',
-          schema: { type: 'array', items: { $ref: 'WorkflowRunSummary' } },
+          schema: arrayOf(WorkflowRunSummarySchema),
           headers: { Link: '<next page URL>; rel="next", when there is one' },
         },
       },

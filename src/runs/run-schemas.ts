@@ -129,7 +129,6 @@ export type CompleteStepBody = FromSchema<Schemas['completeBody']>;
 export type ListRunsQuery = FromSchema<Schemas['listQuery']>;
 export type CancelRunBody = FromSchema<Schemas['cancelBody']>;
 export type RetryRunBody = FromSchema<Schemas['retryBody']>;
-export type GetRunQuery = FromSchema<Schemas['getQuery']>;
 
 /** The WorkflowRun of the spec (snake_case): the answer to create and step requests. */
 export const WorkflowRunSchema = {

@@ -2,7 +2,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
-import { defineRoute, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
 import type { Template } from './template.js';
 import type { TemplateStore } from './template-store.js';
@@ -42,8 +42,6 @@ export function templateSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listM
   } as const;
 }
 
-type ListTemplatesQuery = FromSchema<ReturnType<typeof templateSchemas>['listQuery']>;
-
 /** The WorkflowTemplate of the spec: its fields flattened, each naming its page. */
 function toResource(template: Template): FromSchema<typeof WorkflowTemplateSchema> {
   return {
@@ -65,7 +63,7 @@ export function templateRoutes(deps: {
   defaultLimit: number;
 }): Route[] {
   return [
-    defineRoute<ListTemplatesQuery>({
+    defineRoute({
       operationId: 'getWorkflowTemplates',
       method: 'GET',
       path: '/get-workflow-templates',
@@ -75,7 +73,7 @@ export function templateRoutes(deps: {
       responses: {
         200: {
           description: 'a page of templates; the next page is in the Link header',
-          schema: { type: 'array', items: { $ref: 'WorkflowTemplate' } },
+          schema: arrayOf(WorkflowTemplateSchema),
           headers: { Link: '<next page URL>; rel="next", when there is one' },
         },
       },

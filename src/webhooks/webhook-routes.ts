@@ -1,20 +1,17 @@
 // The webhook endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the webhook service.
-import { defineRoute, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, errorResponse, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
-import type {
-  CreateEndpointBody,
-  DeliveriesQuery,
-  EndpointIdBody,
-  RedeliverBody,
-  webhookSchemas,
+import {
+  WebhookDeliverySchema,
+  WebhookEndpointDeletedSchema,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
+  type webhookSchemas,
 } from './webhook-schemas.js';
 import type { WebhookService } from './webhook-service.js';
 
-const notFound = (what: string) => ({
-  description: `no such ${what} in this organization`,
-  schema: 'Error',
-});
+const notFound = (what: string) => errorResponse(`no such ${what} in this organization`);
 
 export function webhookRoutes(deps: {
   service: WebhookService;
@@ -23,7 +20,7 @@ export function webhookRoutes(deps: {
 }): Route[] {
   const { service, schemas } = deps;
   return [
-    defineRoute<Record<string, never>, CreateEndpointBody>({
+    defineRoute({
       operationId: 'createWebhookEndpoint',
       method: 'POST',
       path: '/create-webhook-endpoint',
@@ -33,8 +30,11 @@ export function webhookRoutes(deps: {
       auth: 'apiKey',
       body: schemas.createBody,
       responses: {
-        200: { description: 'the endpoint, with its secret', schema: 'WebhookEndpointWithSecret' },
-        409: { description: 'the organization has as many endpoints as it may', schema: 'Error' },
+        200: {
+          description: 'the endpoint, with its secret',
+          schema: WebhookEndpointWithSecretSchema,
+        },
+        409: errorResponse('the organization has as many endpoints as it may'),
       },
       async handle({ principal, body, deadline, idempotency }) {
         return {
@@ -52,14 +52,14 @@ export function webhookRoutes(deps: {
       responses: {
         200: {
           description: 'every endpoint',
-          schema: { type: 'array', items: { $ref: 'WebhookEndpoint' } },
+          schema: arrayOf(WebhookEndpointSchema),
         },
       },
       async handle({ principal }) {
         return { status: 200, body: await service.listEndpoints(principal) };
       },
     }),
-    defineRoute<Record<string, never>, EndpointIdBody>({
+    defineRoute({
       operationId: 'deleteWebhookEndpoint',
       method: 'POST',
       path: '/delete-webhook-endpoint',
@@ -67,7 +67,7 @@ export function webhookRoutes(deps: {
       auth: 'apiKey',
       body: schemas.idBody,
       responses: {
-        200: { description: 'deleted', schema: 'WebhookEndpointDeleted' },
+        200: { description: 'deleted', schema: WebhookEndpointDeletedSchema },
         404: notFound('endpoint'),
       },
       async handle({ principal, body, deadline, idempotency }) {
@@ -77,7 +77,7 @@ export function webhookRoutes(deps: {
         };
       },
     }),
-    defineRoute<Record<string, never>, EndpointIdBody>({
+    defineRoute({
       operationId: 'rotateWebhookSecret',
       method: 'POST',
       path: '/rotate-webhook-secret',
@@ -89,7 +89,7 @@ export function webhookRoutes(deps: {
       responses: {
         200: {
           description: 'the endpoint, with its new secret',
-          schema: 'WebhookEndpointWithSecret',
+          schema: WebhookEndpointWithSecretSchema,
         },
         404: notFound('endpoint'),
       },
@@ -100,7 +100,7 @@ export function webhookRoutes(deps: {
         };
       },
     }),
-    defineRoute<DeliveriesQuery>({
+    defineRoute({
       operationId: 'getWebhookDeliveries',
       method: 'GET',
       path: '/get-webhook-deliveries',
@@ -110,7 +110,7 @@ export function webhookRoutes(deps: {
       responses: {
         200: {
           description: 'a page of deliveries; the next page is in the Link header',
-          schema: { type: 'array', items: { $ref: 'WebhookDelivery' } },
+          schema: arrayOf(WebhookDeliverySchema),
           headers: { Link: '<next page URL>; rel="next", when there is one' },
         },
       },
@@ -126,7 +126,7 @@ export function webhookRoutes(deps: {
         return sendPage(ctx, limit, rows, (row) => row.view);
       },
     }),
-    defineRoute<Record<string, never>, RedeliverBody>({
+    defineRoute({
       operationId: 'redeliverWebhook',
       method: 'POST',
       path: '/redeliver-webhook',
@@ -136,9 +136,9 @@ export function webhookRoutes(deps: {
       auth: 'apiKey',
       body: schemas.redeliverBody,
       responses: {
-        202: { description: 'the delivery, owed now', schema: 'WebhookDelivery' },
+        202: { description: 'the delivery, owed now', schema: WebhookDeliverySchema },
         404: notFound('delivery'),
-        409: { description: "the delivery's endpoint is disabled", schema: 'Error' },
+        409: errorResponse("the delivery's endpoint is disabled"),
       },
       async handle({ principal, body, deadline, idempotency }) {
         return {

@@ -167,9 +167,6 @@ export function webhookSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listMa
 
 type Schemas = ReturnType<typeof webhookSchemas>;
 export type CreateEndpointBody = FromSchema<Schemas['createBody']>;
-export type EndpointIdBody = FromSchema<Schemas['idBody']>;
-export type DeliveriesQuery = FromSchema<Schemas['deliveriesQuery']>;
-export type RedeliverBody = FromSchema<Schemas['redeliverBody']>;
 export type WebhookEndpointView = FromSchema<typeof WebhookEndpointSchema>;
 export type WebhookEndpointWithSecret = FromSchema<typeof WebhookEndpointWithSecretSchema>;
 export type WebhookDeliveryView = FromSchema<typeof WebhookDeliverySchema>;
