@@ -4,7 +4,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../logger.js';
-import { ERROR_STATUS, errorBody, type ErrorBody } from './errors.js';
+import { ERRORS, errorBody, type ErrorBody } from './errors.js';
 
 /** The answer to a parser's refusal, by Node's error code. */
 function answerTo(code: string | undefined): ErrorBody {
@@ -29,7 +29,7 @@ export function answerClientErrors(server: Server, log: Logger): void {
       return;
     }
     const answer = answerTo(err.code);
-    const status = ERROR_STATUS[answer.code];
+    const status = ERRORS[answer.code].status;
     const reason = STATUS_CODES[status] ?? 'Bad Request';
     const body = JSON.stringify(answer);
     log.info('request refused by the HTTP parser', { status, errCode: err.code });

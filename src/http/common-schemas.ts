@@ -1,5 +1,6 @@
 // Schemas every route shares: the error body and the page parameters of a list.
 import type { Config } from '../config.js';
+import { ERRORS, GENERAL_ERROR_CODES } from './errors.js';
 
 /** The Error of the spec, with the service's stable machine-readable code (and field) beside it. */
 export const ErrorSchema = {
@@ -12,7 +13,10 @@ export const ErrorSchema = {
     message: { type: 'string', description: 'what went wrong, for a person' },
     code: {
       type: 'string',
-      description: 'what went wrong, for a program: one of the codes of the README table',
+      description:
+        'what went wrong, for a program. Each operation lists the codes it can answer with, ' +
+        'under each error status; any request may also meet ' +
+        GENERAL_ERROR_CODES.map((code) => `${code} (${ERRORS[code].status})`).join(', '),
       example: 'step_not_current',
     },
     field: {

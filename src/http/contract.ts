@@ -8,12 +8,13 @@ import type { Router } from '@koa/router';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Middleware } from 'koa';
 import type { Principal } from '../auth/key-store.js';
-import { DomainError, pointer } from '../errors.js';
+import { DomainError, pointer, type DomainErrorCode } from '../errors.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
 import { compileValidator, registerSchemas, type NamedSchema } from '../lib/validation.js';
 import { ErrorSchema } from './common-schemas.js';
 import type { AppContext, AppState } from './context.js';
+import { ERRORS, type ErrorCode } from './errors.js';
 
 /** A body that is a JSON array of a named schema (the lists); see arrayOf. */
 export interface ArrayOf {
@@ -40,6 +41,8 @@ export interface ResponseContract {
   schema?: ResponseSchema;
   /** Response headers worth describing (Link, Idempotent-Replayed, Retry-After). */
   headers?: Record<string, string>;
+  /** For an error status: the codes the route can answer with there. */
+  codes?: readonly ErrorCode[];
 }
 
 /** What a handler receives: values already checked against the route's schemas. */
@@ -73,8 +76,10 @@ export interface Route {
   auth: 'apiKey' | 'none';
   query?: NamedSchema;
   body?: NamedSchema;
-  /** Responses particular to the route; those every route of its kind shares are added. */
+  /** The route's own answers (its successes); its error answers are derived (responsesOf). */
   responses: Record<number, ResponseContract>;
+  /** The domain's refusals the route's handler can make, beyond those of every route. */
+  refusals?: readonly DomainErrorCode[];
   handle(input: RouteInput<unknown, unknown>, ctx: AppContext): Promise<RouteReply>;
 }
 
@@ -106,38 +111,57 @@ export function defineRoute<
   return route;
 }
 
-/** An error answer: its body is the Error schema, like every error the machinery gives. */
-export function errorResponse(description: string): ResponseContract {
-  return { description, schema: ErrorSchema };
-}
-
-/** Every response a route can give: its own, and those of the machinery in front of it. */
-export function responsesOf(route: Route): Record<number, ResponseContract> {
-  const all: Record<number, ResponseContract> = {};
-  if (route.query || route.body)
-    all[400] = errorResponse('the request is not valid; nothing was done');
-  if (route.auth === 'apiKey') {
-    all[400] ??= errorResponse('more than one Authorization header');
-    all[403] = errorResponse('missing, unknown or revoked API key');
-    all[429] = {
-      ...errorResponse('too many requests for this API key'),
-      headers: { 'Retry-After': 'seconds until the window resets' },
-    };
-  }
+/** The codes every route of its kind can answer with, whatever its handler does. */
+function machineryCodes(route: Route): ErrorCode[] {
+  const codes: ErrorCode[] = ['invalid_query', 'timed_out', 'unavailable', 'internal'];
+  if (route.auth === 'apiKey') codes.push('duplicate_header', 'forbidden', 'rate_limited');
+  const parameters = (route.query?.properties ?? {}) as Record<string, unknown>;
+  if (Object.hasOwn(parameters, 'cursor')) codes.push('invalid_cursor');
   if (route.body) {
-    all[408] = errorResponse('the body did not arrive within BODY_TIMEOUT_MS; nothing was done');
-    all[413] = errorResponse('the body is larger than BODY_LIMIT_BYTES');
-    all[415] = errorResponse('the body is not JSON in UTF-8');
-  }
-  all[503] = errorResponse('the service could not finish in time or reach MySQL; nothing was done');
-  if (route.method === 'POST') {
-    all[409] = errorResponse('a request with the same Idempotency-Key is still being handled');
-    all[422] = errorResponse('the Idempotency-Key was used with another endpoint or body');
-    all[500] = errorResponse(
-      'code outcome_unknown: the commit was sent and not confirmed, so the change may have been made',
+    codes.push(
+      'invalid_body',
+      'invalid_json',
+      'invalid_utf8',
+      'invalid_unicode',
+      'aborted',
+      'body_timeout',
+      'payload_too_large',
+      'unsupported_media_type',
+      'unsupported_charset',
     );
   }
-  return { ...all, ...route.responses };
+  if (route.method === 'POST') {
+    codes.push(
+      'invalid_idempotency_key',
+      'idempotency_key_in_flight',
+      'idempotency_key_reused',
+      'outcome_unknown',
+    );
+  }
+  return codes;
+}
+
+/**
+ * Every response a route can give: its own answers, and one per error status, listing the
+ * codes it can answer with there (those of the machinery in front of every route of its
+ * kind, and the route's own refusals), each with its meaning.
+ */
+export function responsesOf(route: Route): Record<number, ResponseContract> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set([...machineryCodes(route), ...(route.refusals ?? [])])) {
+    const { status } = ERRORS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const all: Record<number, ResponseContract> = { ...route.responses };
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    all[status] = {
+      description: codes.map((code) => `${code}: ${ERRORS[code].meaning}`).join('; '),
+      schema: ErrorSchema,
+      codes,
+      ...(status === 429 ? { headers: { 'Retry-After': 'seconds until the window resets' } } : {}),
+    };
+  }
+  return all;
 }
 
 /**

@@ -4,68 +4,104 @@
 // table. The README's table of error codes lists exactly these (a test holds them together).
 import { DomainError, type DomainErrorCode } from '../errors.js';
 
-/** The status of each refusal the domain makes: a new domain code does not compile without one. */
-const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
-  invalid_body: 400,
-  invalid_query: 400,
-  unknown_template: 400,
-  unknown_input_field: 400,
-  unknown_page: 400,
-  missing_required_field: 400,
-  invalid_url: 400,
-  run_not_found: 404,
-  endpoint_not_found: 404,
-  delivery_not_found: 404,
-  run_not_started: 409,
-  run_not_active: 409,
-  completion_pending: 409,
-  step_not_current: 409,
-  run_not_cancellable: 409,
-  run_not_retryable: 409,
-  run_changed_concurrently: 409,
-  endpoint_limit_reached: 409,
-  endpoint_disabled: 409,
-  timed_out: 503,
+/** What a code means for HTTP: its status, and a few words for the API document. */
+interface ErrorInfo {
+  status: number;
+  meaning: string;
+}
+
+/** Each refusal the domain makes: a new domain code does not compile without its entry. */
+const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
+  invalid_body: { status: 400, meaning: 'a body field breaks its schema (see field)' },
+  invalid_query: {
+    status: 400,
+    meaning: 'a query parameter is not valid or not known (see field)',
+  },
+  unknown_template: { status: 400, meaning: 'no such template in this organization' },
+  unknown_input_field: { status: 400, meaning: 'an input_fields key the template or step lacks' },
+  unknown_page: { status: 400, meaning: 'a user_assignments key that is not a page' },
+  missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
+  invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
+  run_not_found: { status: 404, meaning: 'no such run in this organization' },
+  endpoint_not_found: { status: 404, meaning: 'no such webhook endpoint in this organization' },
+  delivery_not_found: { status: 404, meaning: 'no such webhook delivery in this organization' },
+  run_not_started: { status: 409, meaning: 'the run is still pending; retry shortly' },
+  run_not_active: { status: 409, meaning: 'the run has ended' },
+  completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },
+  step_not_current: { status: 409, meaning: 'step_name is not the current step' },
+  run_not_cancellable: { status: 409, meaning: 'the run has ended' },
+  run_not_retryable: { status: 409, meaning: 'the run is not failed, or holds no failed change' },
+  run_changed_concurrently: {
+    status: 409,
+    meaning: 'the run kept changing meanwhile; nothing was done, retrying is safe',
+  },
+  endpoint_limit_reached: {
+    status: 409,
+    meaning: 'the organization has as many endpoints as it may',
+  },
+  endpoint_disabled: { status: 409, meaning: "the delivery's endpoint is disabled" },
+  timed_out: { status: 503, meaning: 'not finished in time; nothing was done' },
 };
 
 /** The refusals of the HTTP layer itself, and the answers to failures of the service. */
-const HTTP_STATUS = {
-  malformed_request: 400,
-  invalid_json: 400,
-  invalid_utf8: 400,
-  invalid_unicode: 400,
-  aborted: 400,
-  duplicate_header: 400,
-  invalid_idempotency_key: 400,
-  invalid_cursor: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  route_not_found: 404,
-  method_not_allowed: 405,
-  body_timeout: 408,
-  request_timeout: 408,
-  idempotency_key_in_flight: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  unsupported_charset: 415,
-  idempotency_key_reused: 422,
-  rate_limited: 429,
-  headers_too_large: 431,
-  internal: 500,
-  outcome_unknown: 500,
-  not_implemented: 501,
-  unavailable: 503,
-  not_ready: 503,
-} as const;
+const HTTP_ERRORS = {
+  malformed_request: { status: 400, meaning: "Node's HTTP parser refused the request" },
+  invalid_json: { status: 400, meaning: 'the body is not JSON' },
+  invalid_utf8: { status: 400, meaning: 'the body is not UTF-8' },
+  invalid_unicode: { status: 400, meaning: 'a string holds a lone surrogate' },
+  aborted: { status: 400, meaning: 'the client closed the request mid-body' },
+  duplicate_header: { status: 400, meaning: 'Authorization or Idempotency-Key sent twice' },
+  invalid_idempotency_key: { status: 400, meaning: 'the Idempotency-Key is malformed' },
+  invalid_cursor: { status: 400, meaning: 'the cursor is not one this service made' },
+  unauthorized: { status: 401, meaning: "the operators' board needs the operator credential" },
+  forbidden: { status: 403, meaning: 'missing, unknown or revoked API key' },
+  route_not_found: { status: 404, meaning: 'no such path' },
+  method_not_allowed: { status: 405, meaning: 'the path takes another method' },
+  body_timeout: { status: 408, meaning: 'the body did not arrive in time; nothing was done' },
+  request_timeout: { status: 408, meaning: 'the headers did not arrive in time' },
+  idempotency_key_in_flight: {
+    status: 409,
+    meaning: 'a request with this Idempotency-Key is still being handled',
+  },
+  payload_too_large: { status: 413, meaning: 'the body is larger than BODY_LIMIT_BYTES' },
+  unsupported_media_type: { status: 415, meaning: 'the body is not declared as JSON' },
+  unsupported_charset: { status: 415, meaning: 'a charset other than UTF-8' },
+  idempotency_key_reused: {
+    status: 422,
+    meaning: 'the Idempotency-Key was used with another endpoint or body',
+  },
+  rate_limited: { status: 429, meaning: "the key's request limit is spent (see Retry-After)" },
+  headers_too_large: { status: 431, meaning: 'the request headers are too large' },
+  internal: { status: 500, meaning: 'a defect of the service' },
+  outcome_unknown: {
+    status: 500,
+    meaning: 'the commit was not confirmed: the change may have been made',
+  },
+  not_implemented: { status: 501, meaning: 'an HTTP method the service does not know' },
+  unavailable: { status: 503, meaning: 'MySQL unreachable; nothing was done' },
+  not_ready: { status: 503, meaning: '/readyz: MySQL or Redis away, or shutting down' },
+} as const satisfies Record<string, ErrorInfo>;
 
-export type HttpErrorCode = keyof typeof HTTP_STATUS;
+export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 export type ErrorCode = DomainErrorCode | HttpErrorCode;
 
-/** Every code a client can meet, with its status. */
-export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
-  ...DOMAIN_STATUS,
-  ...HTTP_STATUS,
-};
+/** Every code a client can meet, with its status and meaning. */
+export const ERRORS: Readonly<Record<ErrorCode, ErrorInfo>> = { ...DOMAIN_ERRORS, ...HTTP_ERRORS };
+
+/**
+ * Codes that answer no operation in particular: the HTTP parser's, the router's, /readyz and
+ * the operators' board. Every other code is listed under the operations that can give it.
+ */
+export const GENERAL_ERROR_CODES: readonly ErrorCode[] = [
+  'malformed_request',
+  'request_timeout',
+  'headers_too_large',
+  'route_not_found',
+  'method_not_allowed',
+  'not_implemented',
+  'not_ready',
+  'unauthorized',
+];
 
 /** An error body: what went wrong for a person, for a program, and where. */
 export interface ErrorBody {
@@ -91,7 +127,7 @@ export class HttpError extends Error {
   ) {
     super(message);
     this.name = 'HttpError';
-    this.status = ERROR_STATUS[code];
+    this.status = ERRORS[code].status;
   }
 
   toJSON(): ErrorBody {

@@ -2,6 +2,7 @@
 // schemas they use: nothing here describes an endpoint a second time. Served at /openapi.json.
 import type { NamedSchema } from '../lib/validation.js';
 import { namedSchemas, responsesOf, type ResponseSchema, type Route } from './contract.js';
+import { ERRORS, type ErrorCode } from './errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,6 +32,16 @@ function ref(schema: NamedSchema): Json {
 
 function bodySchema(schema: ResponseSchema): Json {
   return '$id' in schema ? ref(schema) : { type: 'array', items: ref(schema.items) };
+}
+
+/** One example body per code an error status can carry, named by the code. */
+function codeExamples(codes: readonly ErrorCode[]): Json {
+  return Object.fromEntries(
+    codes.map((code) => [
+      code,
+      { summary: ERRORS[code].meaning, value: { message: ERRORS[code].meaning, code } },
+    ]),
+  );
 }
 
 function operation(route: Route): Json {
@@ -73,7 +84,14 @@ function operation(route: Route): Json {
       description: response.description,
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
       ...(response.schema
-        ? { content: { 'application/json': { schema: bodySchema(response.schema) } } }
+        ? {
+            content: {
+              'application/json': {
+                schema: bodySchema(response.schema),
+                ...(response.codes ? { examples: codeExamples(response.codes) } : {}),
+              },
+            },
+          }
         : {}),
     };
   }

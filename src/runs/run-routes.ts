@@ -1,6 +1,6 @@
 // The run endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the run service or store.
-import { arrayOf, defineRoute, errorResponse, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
 import {
   WorkflowRunDetailSchema,
@@ -56,6 +56,7 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       body: schemas.createBody,
       responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
+      refusals: ['unknown_template', 'unknown_input_field', 'unknown_page'],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.create(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
@@ -75,11 +76,17 @@ export function runRoutes(deps: {
           description: 'the run as stored, the completion pending',
           schema: WorkflowRunSchema,
         },
-        404: errorResponse('no such run in this organization'),
-        409: errorResponse(
-          'the run is not active, a completion already waits, or step_name is not current',
-        ),
       },
+      refusals: [
+        'run_not_found',
+        'unknown_input_field',
+        'missing_required_field',
+        'run_not_started',
+        'run_not_active',
+        'completion_pending',
+        'step_not_current',
+        'run_changed_concurrently',
+      ],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.completeStep(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
@@ -96,9 +103,8 @@ export function runRoutes(deps: {
       body: schemas.cancelBody,
       responses: {
         200: { description: 'the run as stored, status cancelled', schema: WorkflowRunSchema },
-        404: errorResponse('no such run in this organization'),
-        409: errorResponse('the run is completed, failed or cancelled already'),
       },
+      refusals: ['run_not_found', 'run_not_cancellable', 'run_changed_concurrently'],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.cancel(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };
@@ -116,9 +122,8 @@ export function runRoutes(deps: {
           description: 'the run as stored, the change pending again',
           schema: WorkflowRunSchema,
         },
-        404: errorResponse('no such run in this organization'),
-        409: errorResponse('the run is not failed'),
       },
+      refusals: ['run_not_found', 'run_not_retryable', 'run_changed_concurrently'],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.retry(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
@@ -133,8 +138,8 @@ export function runRoutes(deps: {
       query: schemas.getQuery,
       responses: {
         200: { description: 'the run', schema: WorkflowRunDetailSchema },
-        404: errorResponse('no such run in this organization'),
       },
+      refusals: ['run_not_found'],
       async handle({ principal, query }) {
         const { run, history } = await service.get(principal, query.id);
         return { status: 200, body: toDetail(run, history) };

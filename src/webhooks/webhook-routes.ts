@@ -1,6 +1,6 @@
 // The webhook endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the webhook service.
-import { arrayOf, defineRoute, errorResponse, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, type Route } from '../http/contract.js';
 import { decodeCursor, sendPage } from '../http/pagination.js';
 import {
   WebhookDeliverySchema,
@@ -10,8 +10,6 @@ import {
   type webhookSchemas,
 } from './webhook-schemas.js';
 import type { WebhookService } from './webhook-service.js';
-
-const notFound = (what: string) => errorResponse(`no such ${what} in this organization`);
 
 export function webhookRoutes(deps: {
   service: WebhookService;
@@ -34,8 +32,8 @@ export function webhookRoutes(deps: {
           description: 'the endpoint, with its secret',
           schema: WebhookEndpointWithSecretSchema,
         },
-        409: errorResponse('the organization has as many endpoints as it may'),
       },
+      refusals: ['invalid_url', 'endpoint_limit_reached'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,
@@ -68,8 +66,8 @@ export function webhookRoutes(deps: {
       body: schemas.idBody,
       responses: {
         200: { description: 'deleted', schema: WebhookEndpointDeletedSchema },
-        404: notFound('endpoint'),
       },
+      refusals: ['endpoint_not_found'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,
@@ -91,8 +89,8 @@ export function webhookRoutes(deps: {
           description: 'the endpoint, with its new secret',
           schema: WebhookEndpointWithSecretSchema,
         },
-        404: notFound('endpoint'),
       },
+      refusals: ['endpoint_not_found'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,
@@ -137,9 +135,8 @@ export function webhookRoutes(deps: {
       body: schemas.redeliverBody,
       responses: {
         202: { description: 'the delivery, owed now', schema: WebhookDeliverySchema },
-        404: notFound('delivery'),
-        409: errorResponse("the delivery's endpoint is disabled"),
       },
+      refusals: ['delivery_not_found', 'endpoint_disabled'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 202,

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { ErrorSchema } from '../../src/http/common-schemas.js';
-import { arrayOf, defineRoute, errorResponse, namedSchemas } from '../../src/http/contract.js';
+import { arrayOf, defineRoute, namedSchemas } from '../../src/http/contract.js';
 import {
   runSchemas,
   WorkflowRunSchema,
@@ -39,8 +39,8 @@ const cancelRun = defineRoute({
   body: cancelBody,
   responses: {
     200: { description: 'the run', schema: WorkflowRunSchema },
-    404: errorResponse('no such run'),
   },
+  refusals: ['run_not_found'],
   async handle({ query, body }) {
     const reason: string | undefined = body.reason;
     // @ts-expect-error a route without a query schema takes no parameters
