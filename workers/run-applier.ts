@@ -86,7 +86,8 @@ export class RunApplier {
     try {
       await this.store.storeApplied(changes);
       for (const { before, after } of changes) {
-        countChange(before.document.pending?.type ?? 'apply', after.events);
+        // applyPending applied the run's pending command: there is one.
+        countChange(before.document.pending?.type ?? 'start', after.events);
       }
       return changes.map((c) => c.after);
     } catch (err) {

@@ -26,11 +26,27 @@ export function decodeCursor(cursor: string): number {
 }
 
 /**
+ * One page of a list: `fetch` reads `limit + 1` rows before the cursor's position, so that a
+ * further row tells that a next page exists, and the page is answered as sendPage does.
+ */
+export async function listPage<Row extends { seq: number }, Out>(
+  ctx: Context,
+  query: { limit?: number; cursor?: string },
+  defaultLimit: number,
+  fetch: (limit: number, beforeSeq: number | null) => Promise<Row[]>,
+  toBody: (row: Row) => Out,
+): Promise<RouteReply> {
+  const limit = query.limit ?? defaultLimit;
+  const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
+  return sendPage(ctx, limit, await fetch(limit + 1, beforeSeq), toBody);
+}
+
+/**
  * One page: rows were fetched with limit + 1 so a further row tells that a next page exists.
  * The next page's URL keeps every parameter of this one (filters too) with the cursor moved
  * past the last row sent.
  */
-export function sendPage<Row extends { seq: number }, Out>(
+function sendPage<Row extends { seq: number }, Out>(
   ctx: Context,
   limit: number,
   rows: Row[],

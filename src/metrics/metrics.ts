@@ -4,6 +4,7 @@
 // a run id or an organization id). Served only on METRICS_PORT (metrics/server.ts), never on
 // the public API port.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -93,8 +94,25 @@ export function gauge(
   });
 }
 
+/** The kinds of change of a run, as the changes counter labels them. */
+export const CHANGE_TYPES = [
+  'create',
+  'start',
+  'complete_step',
+  'cancel',
+  'retry',
+  'overdue',
+  'fail',
+] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+// Every label value exported from the start, at 0: a rate over a counter that appears only at
+// its first increment misses that increment.
+for (const type of CHANGE_TYPES) changesApplied.inc({ type }, 0);
+for (const type of RUN_EVENT_TYPES) eventsWritten.inc({ type }, 0);
+
 /** Counts one committed change of a run and the events it was written with. */
-export function countChange(type: string, events: ReadonlyArray<{ type: string }>): void {
+export function countChange(type: ChangeType, events: ReadonlyArray<{ type: RunEventType }>): void {
   changesApplied.inc({ type });
   for (const event of events) eventsWritten.inc({ type: event.type });
 }

@@ -1,7 +1,7 @@
 // The run endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the run service or store.
 import { arrayOf, defineRoute, type Route } from '../http/contract.js';
-import { decodeCursor, sendPage } from '../http/pagination.js';
+import { listPage } from '../http/pagination.js';
 import {
   WorkflowRunDetailSchema,
   WorkflowRunSchema,
@@ -160,15 +160,15 @@ export function runRoutes(deps: {
         },
       },
       async handle({ principal, query }, ctx) {
-        const limit = query.limit ?? deps.defaultLimit;
-        const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
-        const rows = await store.listSummaries(
-          principal.organizationId,
-          limit + 1,
-          beforeSeq,
-          runFilter(query),
+        const filter = runFilter(query);
+        return listPage(
+          ctx,
+          query,
+          deps.defaultLimit,
+          (limit, beforeSeq) =>
+            store.listSummaries(principal.organizationId, limit, beforeSeq, filter),
+          toSummary,
         );
-        return sendPage(ctx, limit, rows, toSummary);
       },
     }),
   ];

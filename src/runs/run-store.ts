@@ -244,7 +244,7 @@ export class RunStore {
       });
     }
     // Counted once committed, like every other change.
-    if (failed) countChange('fail', [{ type: 'run.failed' }]);
+    if (failed) countChange('fail', [{ type: 'run.failed' }]); // failRun's one event
   }
 
   private collation: Promise<string> | undefined;

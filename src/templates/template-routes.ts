@@ -3,7 +3,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { arrayOf, defineRoute, type Route } from '../http/contract.js';
-import { decodeCursor, sendPage } from '../http/pagination.js';
+import { listPage } from '../http/pagination.js';
 import type { Template } from './template.js';
 import type { TemplateStore } from './template-store.js';
 
@@ -78,10 +78,13 @@ export function templateRoutes(deps: {
         },
       },
       async handle({ principal, query }, ctx) {
-        const limit = query.limit ?? deps.defaultLimit;
-        const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
-        const rows = await deps.store.list(principal.organizationId, limit + 1, beforeSeq);
-        return sendPage(ctx, limit, rows, toResource);
+        return listPage(
+          ctx,
+          query,
+          deps.defaultLimit,
+          (limit, beforeSeq) => deps.store.list(principal.organizationId, limit, beforeSeq),
+          (template) => toResource(template),
+        );
       },
     }),
   ];

@@ -1,7 +1,7 @@
 // The webhook endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the webhook service.
 import { arrayOf, defineRoute, type Route } from '../http/contract.js';
-import { decodeCursor, sendPage } from '../http/pagination.js';
+import { listPage } from '../http/pagination.js';
 import {
   WebhookDeliverySchema,
   WebhookEndpointDeletedSchema,
@@ -113,15 +113,14 @@ export function webhookRoutes(deps: {
         },
       },
       async handle({ principal, query }, ctx) {
-        const limit = query.limit ?? deps.defaultLimit;
-        const beforeSeq = query.cursor === undefined ? null : decodeCursor(query.cursor);
-        const rows = await service.listDeliveries(
-          principal,
-          { endpointId: query.endpoint_id, status: query.status, runId: query.run_id },
-          limit + 1,
-          beforeSeq,
+        const filter = { endpointId: query.endpoint_id, status: query.status, runId: query.run_id };
+        return listPage(
+          ctx,
+          query,
+          deps.defaultLimit,
+          (limit, beforeSeq) => service.listDeliveries(principal, filter, limit, beforeSeq),
+          (row) => row.view,
         );
-        return sendPage(ctx, limit, rows, (row) => row.view);
       },
     }),
     defineRoute({
