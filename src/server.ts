@@ -18,7 +18,7 @@ import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
 import { TemplateStore } from './templates/template-store.js';
 import { DeliveryJobs } from './webhooks/delivery-jobs.js';
-import { DeliveryStore } from './webhooks/delivery-store.js';
+import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
 import { EndpointStore } from './webhooks/endpoint-store.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
@@ -46,7 +46,7 @@ const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-a
 webhookQueue.on('error', throttledWarn(log, 'queue error'));
 const webhookService = new WebhookService(
   new EndpointStore(db, config.writeTimeoutMs),
-  new DeliveryStore(db, config.writeTimeoutMs),
+  new DeliveryLogStore(db, config.writeTimeoutMs),
   config.webhooks,
   new DeliveryJobs(webhookQueue, log),
 );

@@ -17,7 +17,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DomainError } from '../errors.js';
 import { NO_DEADLINE } from '../lib/deadline.js';
 import { RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
-import { DeliveryStore } from '../webhooks/delivery-store.js';
+import { DeliveryLogStore } from '../webhooks/delivery-log-store.js';
 import { EndpointStore } from '../webhooks/endpoint-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { createDb, type Db } from '../db.js';
@@ -94,7 +94,7 @@ async function webhookCommand(
   await requireOrg(db, org);
   const service = new WebhookService(
     new EndpointStore(db, config.writeTimeoutMs),
-    new DeliveryStore(db, config.writeTimeoutMs),
+    new DeliveryLogStore(db, config.writeTimeoutMs),
     config.webhooks,
   );
   const caller = { organizationId: org };

@@ -9,13 +9,8 @@ import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys
 import { newId } from '../lib/ids.js';
 import type { WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from './delivery-jobs.js';
-import {
-  deliveryRef,
-  type AttemptRow,
-  type DeliveryFilter,
-  type DeliveryRow,
-  type DeliveryStore,
-} from './delivery-store.js';
+import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
+import { deliveryRef, type AttemptRow, type DeliveryRow } from './delivery-store.js';
 import type { EndpointStore } from './endpoint-store.js';
 import { newSecret } from './signing.js';
 import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';
@@ -49,7 +44,7 @@ export type Caller = Pick<Principal, 'organizationId'>;
 export class WebhookService {
   constructor(
     private readonly endpoints: EndpointStore,
-    private readonly deliveries: DeliveryStore,
+    private readonly deliveries: DeliveryLogStore,
     private readonly config: WebhookConfig,
     /** Enqueues redeliveries; without it (the admin CLI), the reconciler enqueues them. */
     private readonly jobs?: DeliveryJobs,
