@@ -29,7 +29,7 @@ async function clusterKeys(): Promise<Array<{ key: string; slot: number }>> {
   return found;
 }
 
-describe('on a Redis Cluster', function () {
+describe('on a Redis Cluster @cluster', function () {
   this.timeout(60000);
   let api: ApiProcess;
   let worker: ServiceProcess;

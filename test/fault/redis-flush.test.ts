@@ -24,7 +24,7 @@ import { waitFor } from '../support/wait.js';
 const RUNS = 60;
 const CLIENTS = 10;
 
-describe('fault: FLUSHALL of Redis during a stream of requests', function () {
+describe('fault: FLUSHALL of Redis during a stream of requests @cluster', function () {
   this.timeout(90000);
 
   let redis: PrivateRedis;

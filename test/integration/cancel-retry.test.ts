@@ -14,7 +14,7 @@ import { sleep, waitFor } from '../support/wait.js';
 
 type History = Array<{ seq: number; type: string; data: Record<string, unknown> }>;
 
-describe('cancel and retry', () => {
+describe('cancel and retry @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess | undefined;
   let tenant: Tenant;

@@ -12,7 +12,7 @@ import {
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 
-describe('POST /complete-workflow-step', () => {
+describe('POST /complete-workflow-step @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;

@@ -6,7 +6,7 @@ import { Client, request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
 
-describe('POST /create-workflow-run', () => {
+describe('POST /create-workflow-run @cluster', () => {
   let api: ApiProcess;
   let tenant: Tenant;
   let other: Tenant;

@@ -27,7 +27,7 @@ type Detail = {
   history: Array<{ type: string; data: Record<string, unknown> }>;
 };
 
-describe('due dates that act', function () {
+describe('due dates that act @cluster', function () {
   this.timeout(60000);
 
   let redis: PrivateRedis;

@@ -16,7 +16,7 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { testDb } from '../support/root-hooks.js';
 import { sleep, waitFor } from '../support/wait.js';
 
-describe('Idempotency-Key', () => {
+describe('Idempotency-Key @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;

@@ -25,7 +25,7 @@ function samples(text: string): Map<string, number> {
   return out;
 }
 
-describe('metrics: GET /metrics on METRICS_PORT', () => {
+describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let apiMetrics: string;

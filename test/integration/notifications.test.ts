@@ -17,7 +17,7 @@ import { waitFor } from '../support/wait.js';
 const BURST = 600;
 const CONCURRENCY = 48;
 
-describe('notifications of created runs', () => {
+describe('notifications of created runs @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;

@@ -8,7 +8,7 @@ import { testDb } from '../support/root-hooks.js';
 
 const LIMIT = 300;
 
-describe('rate limit across API processes', () => {
+describe('rate limit across API processes @cluster', () => {
   const apis: ApiProcess[] = [];
 
   before(async () => {

@@ -19,7 +19,7 @@ type Detail = {
   [key: string]: unknown;
 };
 
-describe('one run in full: GET /get-workflow-run', () => {
+describe('one run in full: GET /get-workflow-run @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;

@@ -11,7 +11,7 @@ import {
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 
-describe('run lifecycle', () => {
+describe('run lifecycle @cluster', () => {
   let api: ApiProcess;
   let worker: ServiceProcess;
   let tenant: Tenant;

@@ -52,7 +52,7 @@ interface Delivery {
   }>;
 }
 
-describe('webhooks', function () {
+describe('webhooks @cluster', function () {
   this.timeout(60000);
 
   let api: ApiProcess;
@@ -516,7 +516,7 @@ describe('webhooks', function () {
   });
 });
 
-describe('webhooks: an endpoint that keeps failing', function () {
+describe('webhooks: an endpoint that keeps failing @cluster', function () {
   this.timeout(60000);
 
   let api: ApiProcess;

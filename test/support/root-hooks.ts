@@ -1,32 +1,26 @@
-// Once per test run: a fresh database with the schema, and at the end, the database and the
-// run's Redis keys removed.
-import { Redis } from 'ioredis';
-import knexFactory from 'knex';
-import { createDb, databaseName, knexConfig, type Db } from '../../src/db.js';
-import { migrate } from '../../src/migrate.js';
+// The harness of a test run. Once per run: a template database with the schema. For each test
+// file: a database copied from the template and a queue prefix, both its own, so that nothing
+// a file leaves (rows, Redis jobs) is seen by another. At the end, the databases and the
+// run's Redis keys removed (kept with TEST_KEEP_DATA).
 import { spawnSync } from 'node:child_process';
-import { testConfig, testEnv } from './env.js';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import Mocha from 'mocha';
+import { createDb, type Db } from '../../src/db.js';
+import { runNames, testConfig, testEnv, useFileData, type FileData } from './env.js';
+import { DatabaseTemplate } from './file-databases.js';
 import { onCluster } from './private-redis.js';
 import { RedisCluster } from './redis-cluster.js';
 
-let shared: Db | undefined;
+const keepData = Boolean(process.env.TEST_KEEP_DATA);
 
-/** A Knex connection to the test database, shared by the tests of a run. */
+let fileDb: Db | undefined;
+
+/** A Knex connection to the running test file's database, closed when the file ends. */
 export function testDb(): Db {
-  shared ??= createDb(testConfig());
-  return shared;
-}
-
-async function dropDatabase(): Promise<void> {
-  const config = testConfig();
-  const base = knexConfig(config);
-  const server = knexFactory({
-    ...base,
-    connection: { ...(base.connection as object), database: undefined },
-    pool: { min: 0, max: 1 },
-  });
-  await server.raw(`DROP DATABASE IF EXISTS \`${databaseName(config.databaseUrl)}\``);
-  await server.destroy();
+  fileDb ??= createDb(testConfig());
+  return fileDb;
 }
 
 async function deleteRedisKeys(): Promise<void> {
@@ -38,7 +32,8 @@ async function deleteRedisKeys(): Promise<void> {
       const [next, keys] = await redis.scan(
         cursor,
         'MATCH',
-        `${testEnv.QUEUE_PREFIX}:*`,
+        // Every file's prefix, and only this run's: `${stem}-${n}-…`.
+        `${runNames.queuePrefix}-*`,
         'COUNT',
         1000,
       );
@@ -72,21 +67,91 @@ async function startCluster(ctx: Mocha.Context): Promise<void> {
   Object.assign(testEnv, cluster.env);
 }
 
+let template: DatabaseTemplate | undefined;
+let files = 0;
+let running: FileData | undefined;
+
+/** Gives the file a database and a queue prefix, and points testEnv and testDb() at them. */
+async function enterFile(file: string): Promise<void> {
+  const database = await template!.take();
+  running = { file, database, queuePrefix: `${runNames.queuePrefix}-${++files}` };
+  useFileData(running);
+}
+
+async function leaveFile(): Promise<void> {
+  const left = running;
+  running = undefined;
+  useFileData(undefined);
+  const db = fileDb;
+  fileDb = undefined;
+  await db?.destroy();
+  if (!left) return; // it got no database
+  if (keepData) {
+    const { file, database, queuePrefix } = left;
+    process.stderr.write(
+      `  (kept for ${file}: database ${database}, queue prefix ${queuePrefix})\n`,
+    );
+  } else {
+    template!.release(left.database);
+  }
+}
+
+const testRoot = fileURLToPath(new URL('../', import.meta.url)); // dist/test/
+
+/**
+ * Puts the top-level suites (and tests) of each test file under a suite of the file's own,
+ * titled by its path, whose hooks make the file's database and queue prefix before its first
+ * test and drop the database after its last: every file is isolated, without asking for it.
+ * This runs in the root suite's beforeAll: every file is loaded by then (and `.only` applied),
+ * and the runner reads a suite's children only after its beforeAll hooks. The suites are moved
+ * by hand, not by addSuite, which would reset their own timeouts to the new parent's. The
+ * file's path is now part of each test's full title, which --grep matches.
+ */
+function suitePerFile(root: Mocha.Suite): void {
+  const byFile = new Map<string, Mocha.Suite>();
+  const suiteOf = (file = '(no file)'): Mocha.Suite => {
+    let suite = byFile.get(file);
+    if (!suite) {
+      suite = Mocha.Suite.create(root, relative(testRoot, file));
+      suite.beforeAll('a database and queue prefix of its own', async function () {
+        this.timeout(60000);
+        await enterFile(file);
+      });
+      suite.afterAll('release its database', async function () {
+        this.timeout(60000);
+        await leaveFile();
+      });
+      byFile.set(file, suite);
+    }
+    return suite;
+  };
+  const suites = root.suites.splice(0);
+  const tests = root.tests.splice(0);
+  for (const suite of suites) {
+    const parent = suiteOf(suite.file);
+    suite.parent = parent;
+    parent.suites.push(suite);
+  }
+  for (const test of tests) {
+    const parent = suiteOf(test.file);
+    test.parent = parent;
+    parent.tests.push(test);
+  }
+}
+
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60000);
     if (onCluster) await startCluster(this);
-    await dropDatabase();
-    await migrate(testConfig());
+    template = await DatabaseTemplate.create(runNames.database);
+    const root = this.test?.parent;
+    if (!root) throw new Error('mochaHooks.beforeAll runs without its suite');
+    suitePerFile(root);
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60000);
-    await shared?.destroy();
-    shared = undefined;
     await cluster?.stop();
-    if (!process.env.TEST_KEEP_DATA) {
-      await dropDatabase().catch(() => undefined);
-      await deleteRedisKeys().catch(() => undefined);
-    }
+    if (!keepData) await deleteRedisKeys().catch(() => undefined);
+    await template?.close({ all: !keepData });
   },
 };
