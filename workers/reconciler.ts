@@ -8,13 +8,13 @@
 //     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
 //     no-op);
 //   - expired Idempotency-Keys are deleted.
+import type { RunJobs } from '../src/jobs/apply-runs.js';
+import type { DeliveryJobs } from '../src/jobs/webhook-delivery.js';
 import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
-import type { RunNotifier } from '../src/runs/run-notifier.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { markPastDueSteps } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
-import type { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
 import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { webhookReenqueued } from '../src/metrics/metrics.js';
 
@@ -25,7 +25,7 @@ export class Reconciler {
 
   constructor(
     private readonly store: RunStore,
-    private readonly notifier: RunNotifier,
+    private readonly runJobs: RunJobs,
     private readonly options: { intervalMs: number; afterMs: number; batch?: number },
     private readonly log: Logger,
     private readonly keys?: IdempotencyStore,
@@ -75,11 +75,10 @@ export class Reconciler {
     );
     if (owed.length === 0) return 0;
     // Due now (their next_attempt_at is past, so no delay). One job id per round, as for runs.
-    const sent = await this.webhooks.jobs.enqueue(
-      owed,
+    const sent = await this.webhooks.jobs.enqueue(owed, {
       now,
-      `_r${Math.floor(now / this.options.afterMs)}`,
-    );
+      suffix: `_r${Math.floor(now / this.options.afterMs)}`,
+    });
     if (!sent) return 0;
     webhookReenqueued.inc(owed.length);
     this.log.info('re-enqueued owed webhook deliveries', { deliveries: owed.length });
@@ -94,9 +93,9 @@ export class Reconciler {
     );
     if (unapplied.length === 0) return 0;
     const round = Math.floor(now / this.options.afterMs);
-    const sent = await this.notifier.notify(
+    const sent = await this.runJobs.enqueue(
       unapplied.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
-      `_r${round}`,
+      { suffix: `_r${round}` },
     );
     if (sent) {
       reconcilerReenqueued.inc(unapplied.length);

@@ -4,9 +4,9 @@
 // endpoint exists (so a service nobody subscribed to pays nothing per change). Passes in several workers share the work (events are locked as they are taken, and
 // skipped when another holds them). The first delivery of each run to each endpoint is
 // enqueued after the commit; the next ones follow it in order (deliverer.ts).
+import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { Logger } from '../logger.js';
 import { webhookDeliveriesMade } from '../metrics/metrics.js';
-import type { DeliveryJobs } from './delivery-jobs.js';
 import type { OutboxStore } from './outbox-store.js';
 
 const BATCH = 1000;
