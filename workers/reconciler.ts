@@ -10,6 +10,7 @@
 //   - expired Idempotency-Keys are deleted.
 import type { RunJobs } from '../src/jobs/apply-runs.js';
 import type { DeliveryJobs } from '../src/jobs/webhook-delivery.js';
+import { Periodic } from '../src/lib/periodic.js';
 import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
@@ -19,9 +20,7 @@ import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { webhookReenqueued } from '../src/metrics/metrics.js';
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: Periodic;
 
   constructor(
     private readonly store: RunStore,
@@ -30,16 +29,20 @@ export class Reconciler {
     private readonly log: Logger,
     private readonly keys?: IdempotencyStore,
     private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
-  ) {}
-
-  start(): void {
-    this.schedule();
+  ) {
+    this.loop = new Periodic(() => this.reconcileOnce(), {
+      intervalMs: options.intervalMs,
+      onError: (err) => log.warn('reconcile pass failed', { err }),
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  /** The first pass comes after an interval: at start nothing has waited long enough yet. */
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; returns how many runs were enqueued again or had a step marked overdue. */
@@ -102,18 +105,5 @@ export class Reconciler {
       this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
     }
     return sent ? unapplied.length : 0;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.reconcileOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.warn('reconcile pass failed', { err }))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.options.intervalMs);
   }
 }
