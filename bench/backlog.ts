@@ -5,6 +5,7 @@ import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { createLogger } from '../src/logger.js';
 import { applyRunsJob } from '../src/jobs/apply-runs.js';
+import { KindQueue } from '../src/jobs/kind-queue.js';
 import { RedisConnections } from '../src/queue.js';
 import { RunNotifier } from '../src/runs/run-notifier.js';
 import { newRun } from '../src/runs/run-state.js';
@@ -22,7 +23,11 @@ export async function seedBacklog(
 ): Promise<void> {
   const config = benchConfig(prefix);
   const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-backlog');
-  const notifier = new RunNotifier(queue, createLogger('warn'), 30_000);
+  // Its enqueues run several at once against a busy Redis: the API's 1 s could drop jobs the
+  // benchmark counts on.
+  const notifier = new RunNotifier(
+    new KindQueue('applyRuns', applyRunsJob, queue, createLogger('warn'), 30_000),
+  );
   try {
     await queue.waitUntilReady();
     // No worker runs yet, so rows and jobs may be written in any order: chunks go in parallel.

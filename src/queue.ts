@@ -1,10 +1,11 @@
-// Redis connections, and the BullMQ queue of each kind of job (src/jobs/). Jobs carry only ids:
-// MySQL holds the truth, a job only says where to look.
+// Redis connections, and a BullMQ queue for a kind of job (src/jobs/, where jobs are added and
+// the queues of a process are opened). Jobs carry only ids: MySQL holds the truth, a job only
+// says where to look.
 //
 // Redis is one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). In a cluster, a
 // script may only touch keys of one hash slot: every queue name carries a hash tag (JobKind),
 // so each queue's keys live together, and so do a rate-limit key's windows (window-leases.ts).
-import { type BulkJobOptions, type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
+import { type ConnectionOptions, Queue } from 'bullmq';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from './config.js';
 import type { JobKind } from './jobs/job-kind.js';
@@ -91,8 +92,11 @@ export class RedisConnections {
     };
   }
 
-  /** A producer's queue for one kind of job, adding jobs with the kind's options. */
-  queue<D>(kind: JobKind<D>, config: Config, name: string): Queue<D> {
+  /**
+   * A producer's queue for one kind of job, adding jobs with the kind's options. (Any kind: what
+   * its callers enqueue, the second type, plays no part here.)
+   */
+  queue<D>(kind: JobKind<D, never>, config: Config, name: string): Queue<D> {
     return new Queue<D>(kind.queue, {
       connection: this.bull('producer', name),
       prefix: config.queuePrefix,
@@ -109,28 +113,4 @@ export class RedisConnections {
     this.clusters.push(cluster);
     return cluster;
   }
-}
-
-/** A job to add: what Queue.addBulk takes. */
-export interface NewJob<D> {
-  name: string;
-  data: D;
-  opts?: BulkJobOptions;
-}
-
-/** The two ways a BullMQ queue takes jobs (any Queue<D> has them). */
-interface JobAdder<D> {
-  add(name: string, data: D, opts?: JobsOptions): Promise<unknown>;
-  addBulk(jobs: Array<NewJob<D>>): Promise<unknown>;
-}
-
-/**
- * Adds jobs to a queue: one by a single script call, several together. addBulk builds an
- * ioredis pipeline, which copies every BullMQ script onto it and costs more CPU than the job
- * itself when there is only one.
- */
-export function addJobs<D>(queue: JobAdder<D>, jobs: Array<NewJob<D>>): Promise<unknown> {
-  const [only] = jobs;
-  if (jobs.length === 1 && only) return queue.add(only.name, only.data, only.opts);
-  return queue.addBulk(jobs);
 }

@@ -10,14 +10,12 @@ import { loadConfigOrExit } from './config.js';
 import { createDb } from './db.js';
 import { onShutdown, throttledWarn } from './lib/process.js';
 import { createLogger } from './logger.js';
-import { applyRunsJob } from './jobs/apply-runs.js';
-import { JOB_KINDS } from './jobs/kinds.js';
+import { ProcessQueues } from './jobs/process-queues.js';
 import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
 import { TemplateStore } from './templates/template-store.js';
-import { DeliveryJobs } from './webhooks/delivery-jobs.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
 import { EndpointStore } from './webhooks/endpoint-store.js';
 import { WebhookService } from './webhooks/webhook-service.js';
@@ -28,8 +26,8 @@ const db = createDb(config, log);
 const connections = new RedisConnections(config);
 const redis = connections.request('wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
-const queue = connections.queue(applyRunsJob, config, 'wrs-api-queue');
-queue.on('error', throttledWarn(log, 'queue error'));
+// Opened as used: the API adds runs and redeliveries; the other kinds are its only for the board.
+const queues = new ProcessQueues(connections, config, log, 'wrs-api');
 
 const templates = new TemplateStore(db);
 // New runs' batches go in two round trips on a pool of their own that allows several
@@ -40,22 +38,15 @@ const runs = new RunStore(db, {
   batches: batchDb,
   templates,
 });
-const runService = new RunService(templates, runs, new RunNotifier(queue, log), log);
+const runService = new RunService(templates, runs, new RunNotifier(queues.get('applyRuns')), log);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
-const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-api-webhooks');
-webhookQueue.on('error', throttledWarn(log, 'queue error'));
 const webhookService = new WebhookService(
   new EndpointStore(db, config.writeTimeoutMs),
   new DeliveryLogStore(db, config.writeTimeoutMs),
   config.webhooks,
-  new DeliveryJobs(webhookQueue, log),
+  queues.get('webhookDelivery'),
 );
 let shuttingDown = false;
-
-// The operators' board shows every job kind's queue; the API opens the others only for it.
-const dueQueue = config.operatorToken
-  ? connections.queue(JOB_KINDS.stepDue, config, 'wrs-api-board')
-  : undefined;
 
 const app = createApp({
   config,
@@ -68,7 +59,8 @@ const app = createApp({
   runService,
   webhookService,
   isShuttingDown: () => shuttingDown,
-  boardQueues: dueQueue ? [queue, dueQueue, webhookQueue] : [],
+  // The operators' board shows every kind's queue; without it the others stay unopened.
+  boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
 
 registerProcessGauges({ db, redisPing: () => redis.ping() });
@@ -91,9 +83,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await closed;
   clearTimeout(force);
   await runService.drain();
-  await Promise.all(
-    [queue.close(), dueQueue?.close(), webhookQueue.close()].map((p) => p?.catch(() => undefined)),
-  );
+  await queues.close();
   redis.disconnect();
   connections.close();
   metricsServer?.close();

@@ -5,19 +5,18 @@ import { type Processor, Worker } from 'bullmq';
 import { loadConfigOrExit } from '../src/config.js';
 import { createDb } from '../src/db.js';
 import { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
-import { JOB_KINDS, type JobKindName } from '../src/jobs/kinds.js';
+import { JOB_KIND_NAMES, JOB_KINDS, type Processors } from '../src/jobs/kinds.js';
+import { ProcessQueues } from '../src/jobs/process-queues.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
 import { withTimeout } from '../src/lib/with-timeout.js';
 import { createLogger } from '../src/logger.js';
 import { RedisConnections } from '../src/queue.js';
 import { DueTimers } from '../src/runs/due-timers.js';
-import { RunNotifier } from '../src/runs/run-notifier.js';
 import { RunStore } from '../src/runs/run-store.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
 import { Deliverer } from '../src/webhooks/deliverer.js';
-import { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
 import { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { Dispatcher } from '../src/webhooks/dispatcher.js';
 import { OutboxStore } from '../src/webhooks/outbox-store.js';
@@ -34,14 +33,11 @@ const db = createDb(config, log, { multipleStatements: true });
 const store = new RunStore(db, { writeTimeoutMs: config.writeTimeoutMs, oneTrip: true });
 
 const connections = new RedisConnections(config);
-const runsQueue = connections.queue(JOB_KINDS.applyRuns, config, 'wrs-worker-runs');
-const dueQueue = connections.queue(JOB_KINDS.stepDue, config, 'wrs-worker-due');
-const webhookQueue = connections.queue(JOB_KINDS.webhookDelivery, config, 'wrs-worker-webhooks');
-const queues = [runsQueue, dueQueue, webhookQueue];
-for (const queue of queues) queue.on('error', throttledWarn(log, 'queue error'));
-const dueTimers = new DueTimers(dueQueue, log);
+// A worker adds jobs of every kind: each kind's queue is opened here (and counted by wrs_jobs).
+const queues = new ProcessQueues(connections, config, log, 'wrs-worker');
+const dueTimers = new DueTimers(queues.get('stepDue'));
 const deliveries = new DeliveryStore(db, config.writeTimeoutMs);
-const deliveryJobs = new DeliveryJobs(webhookQueue, log);
+const deliveryJobs = queues.get('webhookDelivery');
 const deliverer = new Deliverer(
   deliveries,
   {
@@ -67,16 +63,18 @@ const applier = new RunApplier(store, async (runs) => {
   await dueTimers.schedule(runs);
 });
 
-/** One processor per kind of job. */
-const processors: { [K in JobKindName]: Processor } = {
-  applyRuns: applyRunsProcessor({ store, applier, log }) as Processor,
-  stepDue: stepDueProcessor({ store }) as Processor,
-  webhookDelivery: webhookDeliveryProcessor({ deliverer }) as Processor,
+/** One processor per kind of job: the compiler asks for one for each kind in the list. */
+const processors: Processors = {
+  applyRuns: applyRunsProcessor({ store, applier, log }),
+  stepDue: stepDueProcessor({ store }),
+  webhookDelivery: webhookDeliveryProcessor({ deliverer }),
 };
 
-const workers = (Object.keys(JOB_KINDS) as JobKindName[]).map((name) => {
+const workers = JOB_KIND_NAMES.map((name) => {
   const kind = JOB_KINDS[name];
-  const worker = new Worker(kind.queue, processors[name], {
+  // processors[name] takes this kind's data (Processors checks it), but for a name of the union
+  // TypeScript cannot tie the two together, so BullMQ's Worker gets it untyped.
+  const worker = new Worker(kind.queue, processors[name] as Processor, {
     connection: connections.bull('worker', `wrs-worker-${name}`),
     prefix: config.queuePrefix,
     concurrency: kind.concurrency(config),
@@ -93,7 +91,7 @@ const workers = (Object.keys(JOB_KINDS) as JobKindName[]).map((name) => {
 
 const reconciler = new Reconciler(
   store,
-  new RunNotifier(runsQueue, log),
+  queues.get('applyRuns'),
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
   new IdempotencyStore(db),
@@ -103,12 +101,12 @@ reconciler.start();
 dispatcher.start();
 registerProcessGauges({
   db,
-  redisPing: () => runsQueue.getJobCounts('waiting'), // a Redis round trip
-  queues: { applyRuns: runsQueue, stepDue: dueQueue, webhookDelivery: webhookQueue },
+  redisPing: () => queues.get('applyRuns').queue.getJobCounts('waiting'), // a Redis round trip
+  queues: queues.all(),
 });
 const metricsServer = startMetricsServer(config.metricsPort, log);
 log.info('worker started', {
-  kinds: Object.keys(JOB_KINDS),
+  kinds: JOB_KIND_NAMES,
   concurrency: config.workerConcurrency,
   queuePrefix: config.queuePrefix,
 });
@@ -127,7 +125,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
       ),
     ),
   );
-  await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
+  await queues.close();
   connections.close();
   metricsServer?.close();
   await db.destroy();

@@ -8,38 +8,41 @@
 //     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
 //     no-op);
 //   - expired Idempotency-Keys are deleted.
+import type { RunJobs } from '../src/jobs/apply-runs.js';
+import type { DeliveryJobs } from '../src/jobs/webhook-delivery.js';
+import { Periodic } from '../src/lib/periodic.js';
 import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
-import type { RunNotifier } from '../src/runs/run-notifier.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import { markPastDueSteps } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
-import type { DeliveryJobs } from '../src/webhooks/delivery-jobs.js';
 import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { webhookReenqueued } from '../src/metrics/metrics.js';
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: Periodic;
 
   constructor(
     private readonly store: RunStore,
-    private readonly notifier: RunNotifier,
+    private readonly runJobs: RunJobs,
     private readonly options: { intervalMs: number; afterMs: number; batch?: number },
     private readonly log: Logger,
     private readonly keys?: IdempotencyStore,
     private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
-  ) {}
-
-  start(): void {
-    this.schedule();
+  ) {
+    this.loop = new Periodic(() => this.reconcileOnce(), {
+      intervalMs: options.intervalMs,
+      onError: (err) => log.warn('reconcile pass failed', { err }),
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  /** The first pass comes after an interval: at start nothing has waited long enough yet. */
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; returns how many runs were enqueued again or had a step marked overdue. */
@@ -75,11 +78,10 @@ export class Reconciler {
     );
     if (owed.length === 0) return 0;
     // Due now (their next_attempt_at is past, so no delay). One job id per round, as for runs.
-    const sent = await this.webhooks.jobs.enqueue(
-      owed,
+    const sent = await this.webhooks.jobs.enqueue(owed, {
       now,
-      `_r${Math.floor(now / this.options.afterMs)}`,
-    );
+      suffix: `_r${Math.floor(now / this.options.afterMs)}`,
+    });
     if (!sent) return 0;
     webhookReenqueued.inc(owed.length);
     this.log.info('re-enqueued owed webhook deliveries', { deliveries: owed.length });
@@ -94,27 +96,14 @@ export class Reconciler {
     );
     if (unapplied.length === 0) return 0;
     const round = Math.floor(now / this.options.afterMs);
-    const sent = await this.notifier.notify(
+    const sent = await this.runJobs.enqueue(
       unapplied.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
-      `_r${round}`,
+      { suffix: `_r${round}` },
     );
     if (sent) {
       reconcilerReenqueued.inc(unapplied.length);
       this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
     }
     return sent ? unapplied.length : 0;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.reconcileOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.warn('reconcile pass failed', { err }))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.options.intervalMs);
   }
 }

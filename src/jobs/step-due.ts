@@ -3,23 +3,36 @@
 // second, not per run: the runs that fall due in the same second share one delayed job, so a
 // batch of runs started together costs one or two jobs, not one each. Completing a step or
 // cancelling a run first leaves nothing to mark, and the reconciler marks what a lost timer owed.
-import type { Config } from '../config.js';
-import { TRIM, type JobKind } from './job-kind.js';
+// src/runs/due-timers.ts decides which seconds need a timer.
+import { retries, TRIM, type JobKind } from './job-kind.js';
+import type { KindQueue } from './kind-queue.js';
 
 export interface StepDueData {
   /** The end of the second the job is for (ms since the epoch): it fires then. */
   dueAt: number;
 }
 
-export const stepDueJob: JobKind<StepDueData> = {
+const NAME = 'steps-due';
+
+/** An item is the second's firing time (dueBucket); the job is delayed until then. */
+export const stepDueJob: JobKind<StepDueData, number> = {
   queue: '{step-due}',
+  jobName: NAME,
   concurrency: () => 4,
-  options: (config: Config) => ({
-    attempts: config.jobAttempts,
-    backoff: { type: 'exponential', delay: config.jobBackoffMs },
-    ...TRIM,
-  }),
+  options: (config) => ({ ...retries(config), ...TRIM }),
+  jobs: (dueAts, { now = Date.now() }) =>
+    dueAts.map((dueAt) => ({
+      name: NAME,
+      data: { dueAt },
+      opts: { jobId: stepDueJobId({ dueAt }), delay: Math.max(0, dueAt - now) },
+    })),
+  enqueueTimeoutMs: 1000,
+  notTaken: 'due timers not scheduled; the reconciler will mark these steps',
+  items: 'timers',
 };
+
+/** The step-due queue of a process. */
+export type StepDueJobs = KindQueue<StepDueData, number>;
 
 /** The second a due date falls in, as the time the job for it fires (its end). */
 export function dueBucket(dueDate: Date): number {

@@ -15,8 +15,8 @@ export function registerProcessGauges(deps: {
   db: Db;
   /** A Redis connection to ping; BullMQ's own when the process has no other. */
   redisPing: () => Promise<unknown>;
-  /** Queues by job kind name, for the job counts (workers). */
-  queues?: Record<string, Queue>;
+  /** The queue of every job kind, with the kind's name, for the job counts (workers). */
+  queues?: ReadonlyArray<{ name: string; queue: Pick<Queue, 'getJobCounts'> }>;
 }): void {
   gauge(
     'wrs_db_pool_connections',
@@ -51,7 +51,7 @@ export function registerProcessGauges(deps: {
       ['kind', 'state'],
       async (set) => {
         await Promise.all(
-          Object.entries(queues).map(async ([kind, queue]) => {
+          queues.map(async ({ name: kind, queue }) => {
             const counts = await withTimeout(
               queue.getJobCounts('waiting', 'active', 'delayed', 'failed'),
               1000,

@@ -3,11 +3,7 @@
 // still current and past its due date is marked overdue. MySQL decides (markStepOverdue
 // re-reads the run and guards its write), Redis only keeps time: a timer lost with Redis is
 // made up for by the reconciler, which runs the same sweep.
-import type { Queue } from 'bullmq';
-import { dueBucket, stepDueJobId, type StepDueData } from '../jobs/step-due.js';
-import type { Logger } from '../logger.js';
-import { withTimeout } from '../lib/with-timeout.js';
-import { addJobs } from '../queue.js';
+import { dueBucket, type StepDueJobs } from '../jobs/step-due.js';
 import { countChange } from '../metrics/metrics.js';
 import { markOverdue } from './run-state.js';
 import type { RunRecord } from './run-record.js';
@@ -27,10 +23,7 @@ export class DueTimers {
   private readonly scheduled = new Set<number>();
   private forgottenUntil = 0;
 
-  constructor(
-    private readonly queue: Queue<StepDueData>,
-    private readonly log: Logger,
-  ) {}
+  constructor(private readonly timers: StepDueJobs) {}
 
   /**
    * Schedules the timers of runs whose current step has a due date and is not overdue yet.
@@ -47,21 +40,9 @@ export class DueTimers {
       }
     }
     if (buckets.size === 0) return;
-    const jobs = [...buckets].map((dueAt) => ({
-      name: 'steps-due',
-      data: { dueAt },
-      opts: { jobId: stepDueJobId({ dueAt }), delay: Math.max(0, dueAt - now) },
-    }));
-    try {
-      await withTimeout(addJobs(this.queue, jobs), 1000, 'schedule due timers');
-      if (this.scheduled.size + buckets.size > REMEMBERED_MAX) this.scheduled.clear();
-      for (const dueAt of buckets) if (dueAt > now) this.scheduled.add(dueAt);
-    } catch (err) {
-      this.log.warn('due timers not scheduled; the reconciler will mark these steps', {
-        err,
-        timers: jobs.length,
-      });
-    }
+    if (!(await this.timers.enqueue([...buckets], { now }))) return; // logged; not remembered
+    if (this.scheduled.size + buckets.size > REMEMBERED_MAX) this.scheduled.clear();
+    for (const dueAt of buckets) if (dueAt > now) this.scheduled.add(dueAt);
   }
 
   /** Drops the remembered seconds that have come (at most once a second). */

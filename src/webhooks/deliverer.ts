@@ -7,7 +7,7 @@
 import type { WebhookConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { webhookAttemptDuration, webhookAttempts } from '../metrics/metrics.js';
-import type { DeliveryJobs } from './delivery-jobs.js';
+import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import {
   deliveryRef,
   type AttemptContext,
@@ -50,7 +50,7 @@ export class Deliverer {
     const due = delivery.next_attempt_at?.getTime() ?? 0;
     if (due > now.getTime() + 100) {
       // Early (a nudge while it waits out its backoff): come back when it is due.
-      await this.jobs.enqueue([deliveryRef(delivery)], now.getTime());
+      await this.jobs.enqueue([deliveryRef(delivery)], { now: now.getTime() });
       return 'later';
     }
     if (context.waits) return 'waiting';

@@ -8,7 +8,7 @@ import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { newId } from '../lib/ids.js';
 import type { WriteGate } from '../lib/deadline.js';
-import type { DeliveryJobs } from './delivery-jobs.js';
+import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
 import { deliveryRef, type AttemptRow, type DeliveryRow } from './delivery-store.js';
 import type { EndpointStore } from './endpoint-store.js';
@@ -180,7 +180,7 @@ export class WebhookService {
     }
     const { delivery, attempts } = result;
     // Its own job id: a retry of the same attempt may wait in Redis for its backoff to end.
-    await this.jobs?.enqueue([deliveryRef(delivery)], Date.now(), '_now');
+    await this.jobs?.enqueue([deliveryRef(delivery)], { suffix: '_now' });
     return view(delivery, attempts);
   }
 }

@@ -1,0 +1,90 @@
+// A pass that runs again and again: an interval after the last pass ended (never two at once,
+// however long a pass takes), at once on wake, and no more once stopped. The webhook
+// dispatcher and the reconciler run on it.
+
+/** The timers a loop uses: the global ones, or a test's fake clock. */
+export interface Timers {
+  setTimeout(run: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const GLOBAL_TIMERS: Timers = {
+  setTimeout: (run, ms) => setTimeout(run, ms),
+  // The only handles given back here are the ones setTimeout above made.
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};
+
+export interface PeriodicOptions {
+  intervalMs: number;
+  /** A pass that threw: the loop goes on at the next interval. */
+  onError: (err: unknown) => void;
+  timers?: Timers;
+}
+
+export class Periodic {
+  private readonly timers: Timers;
+  private timer: unknown;
+  private running: Promise<void> | undefined;
+  private state: 'new' | 'started' | 'stopped' = 'new';
+  /** A wake came while a pass ran: another pass follows it at once. */
+  private again = false;
+
+  constructor(
+    private readonly pass: () => Promise<unknown>,
+    private readonly options: PeriodicOptions,
+  ) {
+    this.timers = options.timers ?? GLOBAL_TIMERS;
+  }
+
+  /** Set by stop: a long pass may end early (the next pass, in another process, goes on). */
+  get stopping(): boolean {
+    return this.state === 'stopped';
+  }
+
+  /** The first pass comes after firstDelayMs (an interval unless given). */
+  start(firstDelayMs = this.options.intervalMs): void {
+    if (this.state !== 'new') return;
+    this.state = 'started';
+    this.schedule(firstDelayMs);
+  }
+
+  /** Runs a pass now, or right after the one running; before start or after stop, nothing. */
+  wake(): void {
+    if (this.state !== 'started') return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.timers.clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  /** No pass starts any more; resolves once the running one (if any) has ended. */
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    this.timers.clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = this.timers.setTimeout(() => this.run(), delayMs);
+  }
+
+  private run(): void {
+    this.running = this.runPass().finally(() => {
+      this.running = undefined;
+      if (this.state !== 'started') return;
+      const again = this.again;
+      this.again = false;
+      this.schedule(again ? 0 : this.options.intervalMs);
+    });
+  }
+
+  private async runPass(): Promise<void> {
+    try {
+      await this.pass();
+    } catch (err) {
+      this.options.onError(err);
+    }
+  }
+}
