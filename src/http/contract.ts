@@ -30,6 +30,15 @@ export function arrayOf(items: NamedSchema): ArrayOf {
   return { type: 'array', items };
 }
 
+/** The answer of a list: a page of `items`, the next page's URL in the Link header. */
+export function pageResponse(what: string, items: NamedSchema): ResponseContract {
+  return {
+    description: `a page of ${what}; the next page is in the Link header`,
+    schema: arrayOf(items),
+    headers: { Link: '<next page URL>; rel="next", when there is one' },
+  };
+}
+
 /** The named schema a response body refers to (an array's items). */
 function namedIn(schema: ResponseSchema): NamedSchema {
   return '$id' in schema ? schema : schema.items;

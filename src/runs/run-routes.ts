@@ -1,6 +1,6 @@
 // The run endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the run service or store.
-import { arrayOf, defineRoute, type Route } from '../http/contract.js';
+import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
 import {
   WorkflowRunDetailSchema,
@@ -153,11 +153,7 @@ export function runRoutes(deps: {
       auth: 'apiKey',
       query: schemas.listQuery,
       responses: {
-        200: {
-          description: 'a page of runs; the next page is in the Link header',
-          schema: arrayOf(WorkflowRunSummarySchema),
-          headers: { Link: '<next page URL>; rel="next", when there is one' },
-        },
+        200: pageResponse('runs', WorkflowRunSummarySchema),
       },
       async handle({ principal, query }, ctx) {
         const filter = runFilter(query);

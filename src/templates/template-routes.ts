@@ -2,7 +2,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
-import { arrayOf, defineRoute, type Route } from '../http/contract.js';
+import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
 import type { Template } from './template.js';
 import type { TemplateStore } from './template-store.js';
@@ -71,11 +71,7 @@ export function templateRoutes(deps: {
       auth: 'apiKey',
       query: deps.schemas.listQuery,
       responses: {
-        200: {
-          description: 'a page of templates; the next page is in the Link header',
-          schema: arrayOf(WorkflowTemplateSchema),
-          headers: { Link: '<next page URL>; rel="next", when there is one' },
-        },
+        200: pageResponse('templates', WorkflowTemplateSchema),
       },
       async handle({ principal, query }, ctx) {
         return listPage(

@@ -1,6 +1,6 @@
 // The webhook endpoints, each stating its contract (http/contract.ts); handlers only translate
 // between HTTP and the webhook service.
-import { arrayOf, defineRoute, type Route } from '../http/contract.js';
+import { arrayOf, defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
 import {
   WebhookDeliverySchema,
@@ -106,11 +106,7 @@ export function webhookRoutes(deps: {
       auth: 'apiKey',
       query: schemas.deliveriesQuery,
       responses: {
-        200: {
-          description: 'a page of deliveries; the next page is in the Link header',
-          schema: arrayOf(WebhookDeliverySchema),
-          headers: { Link: '<next page URL>; rel="next", when there is one' },
-        },
+        200: pageResponse('deliveries', WebhookDeliverySchema),
       },
       async handle({ principal, query }, ctx) {
         const filter = { endpointId: query.endpoint_id, status: query.status, runId: query.run_id };
