@@ -1,8 +1,8 @@
 // The columns of workflow_runs, in one table: each column's field of the run record, how its
 // value is written and read, and who writes it. The row type, the mapping both ways, the
 // INSERT's columns and the columns each kind of change rewrites all derive from it, so a new
-// column is one entry here (and its migration), and a column cannot be left out of what a
-// change writes by forgetting a second list.
+// column is one entry here (besides its migration and the record's field), and a column cannot
+// be left out of what a change writes by forgetting a second list.
 import {
   RunStateError,
   storedDocumentJson,
