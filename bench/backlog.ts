@@ -1,6 +1,7 @@
 // The worker benchmark's backlog: pending runs stored exactly as the API stores them (newRun,
 // the same statements), their jobs enqueued as the API enqueues them (RunNotifier: one job per
 // committed batch) for the real worker, or one job per run for the bare baseline worker.
+import { SYSTEM } from '../src/audit/actor.js';
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { createLogger } from '../src/logger.js';
@@ -35,7 +36,7 @@ export async function seedBacklog(
     for (let done = 0; done < count; done += CHUNK) {
       const now = new Date();
       const runs = Array.from({ length: Math.min(CHUNK, count - done) }, () =>
-        newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+        newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now, SYSTEM),
       );
       chunks.push(insertRuns(db, runs));
       // The API commits and notifies in batches of at most 200 runs (its insert batcher).

@@ -3,6 +3,7 @@
 // in chunks with INSERT ... SELECT over MariaDB's sequence tables, each copy with its own id.
 // A few columns vary with the copy's number, so that the filters have minorities to find,
 // spread evenly through the organization's runs (see SEEDED_FILTERS).
+import { SYSTEM } from '../src/audit/actor.js';
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { applyPending, newRun } from '../src/runs/run-state.js';
@@ -37,7 +38,7 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
   const started = Date.now();
   const now = new Date();
   const prototype = applyPending(
-    newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+    newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now, SYSTEM),
     now,
   );
   await insertRuns(db, [prototype]);

@@ -1,6 +1,7 @@
 // Baseline (b) of the create benchmark: the naive pipeline. Per request: parse the body, one
 // INSERT of the run row and one Queue.add of its job, then answer. No key check, no
 // validation, no rate limit, no batching: what the storage round trips cost one by one.
+import { SYSTEM } from '../../src/audit/actor.js';
 import Koa from 'koa';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
@@ -45,6 +46,7 @@ app.use(async (ctx) => {
     body.input_fields ?? {},
     body.user_assignments ?? {},
     new Date(),
+    SYSTEM,
   );
   await insertRuns(db, [run]);
   await queue.add(

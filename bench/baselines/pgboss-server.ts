@@ -5,6 +5,7 @@
 // INSERT and pg-boss's send() go into one PostgreSQL transaction (named, so prepared,
 // statements) and the caller is answered after its commit. GET /get-workflow-runs?limit=N lists
 // the organization's newest runs, for the end-to-end phase's client.
+import { SYSTEM } from '../../src/audit/actor.js';
 import { createHash } from 'node:crypto';
 import { Ajv } from 'ajv';
 import Koa from 'koa';
@@ -62,7 +63,13 @@ async function templateFor(organizationId: string, id: string): Promise<Template
     });
     const row = rows[0];
     if (!row) return undefined;
-    template = { id, organizationId: row.organization_id, name: row.name, pages: row.pages };
+    template = {
+      id,
+      organizationId: row.organization_id,
+      version: 1,
+      name: row.name,
+      pages: row.pages,
+    };
     templates.set(id, template);
   }
   return template.organizationId === organizationId ? template : undefined;
@@ -97,7 +104,15 @@ async function create(ctx: Koa.Context): Promise<void> {
   if (Object.keys(body.input_fields).some((k) => !inputIds.has(k)))
     return refuse(ctx, 400, 'unknown input field');
   if (Object.keys(assignments).some((p) => !pages.has(p))) return refuse(ctx, 400, 'unknown page');
-  const run = newRun(newId(), organizationId, template, body.input_fields, assignments, new Date());
+  const run = newRun(
+    newId(),
+    organizationId,
+    template,
+    body.input_fields,
+    assignments,
+    new Date(),
+    SYSTEM,
+  );
 
   const client = await pool.connect();
   try {

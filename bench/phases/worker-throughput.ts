@@ -2,6 +2,7 @@
 // worker process is started and the database is read until every run is started. The real
 // worker, the bare one-UPDATE-per-job worker and the pg-boss peer's worker (on its PostgreSQL
 // database) take the same backlog size, in turns.
+import { SYSTEM } from '../../src/audit/actor.js';
 import type { Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
 import { newRun } from '../../src/runs/run-state.js';
@@ -72,7 +73,15 @@ function drainers(db: Db, tenant: Tenant, peer: PeerDb | undefined): Map<WorkerK
         await peer.reset();
         const now = new Date();
         const runs = Array.from({ length: backlog }, () =>
-          newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now),
+          newRun(
+            newId(),
+            tenant.orgId,
+            tenant.template,
+            INPUT_FIELDS,
+            USER_ASSIGNMENTS,
+            now,
+            SYSTEM,
+          ),
         );
         await peer.seedBacklog(runs);
       },

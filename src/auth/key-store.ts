@@ -2,13 +2,22 @@
 // the presented key through a unique index, so the time taken does not depend on how much of a
 // stored key the caller guessed. The cache holds misses too, so a flood of bad keys does not
 // reach MySQL; its TTL bounds how long a revoked key keeps working in a running API.
+import { actorOf, type Actor } from '../audit/actor.js';
 import type { Db } from '../db.js';
 import { newId } from '../lib/ids.js';
 import { KEY_PREFIX, generateApiKey, hashApiKey } from './api-keys.js';
+import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
 
+/** Who a request comes from: a live key, its organization, and what it may do. */
 export interface Principal {
   organizationId: string;
   keyId: string;
+  keyName: string | null;
+  scopes: ReadonlySet<Scope>;
+  /** After this the key is refused (api_key_expired); checked on every request, never cached. */
+  expiresAt: Date | null;
+  /** The key as the actor of the changes it makes (run events, audit entries). */
+  actor: Actor;
 }
 
 interface CacheEntry {
@@ -33,14 +42,29 @@ export class KeyStore {
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.principal;
-    const row = await this.db('api_keys')
-      .select('id', 'organization_id')
+    const row = (await this.db('api_keys')
+      .select('id', 'organization_id', 'name', 'scopes', 'expires_at')
       .where({ key_hash: hash })
       .whereNull('revoked_at')
       .first()
-      .timeout(this.lookupTimeoutMs);
+      .timeout(this.lookupTimeoutMs)) as
+      | {
+          id: string;
+          organization_id: string;
+          name: string | null;
+          scopes: string;
+          expires_at: Date | null;
+        }
+      | undefined;
     const principal: Principal | null = row
-      ? { organizationId: row.organization_id, keyId: row.id }
+      ? {
+          organizationId: row.organization_id,
+          keyId: row.id,
+          keyName: row.name,
+          scopes: new Set(parseScopes(row.scopes)),
+          expiresAt: row.expires_at,
+          actor: actorOf({ keyId: row.id, keyName: row.name }),
+        }
       : null;
     if (this.ttlMs > 0) {
       if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
@@ -59,6 +83,8 @@ export class KeyStore {
       key_prefix: key.slice(0, KEY_PREFIX.length + 6),
       created_at: new Date(),
       revoked_at: null,
+      // Keys made by the admin CLI hold every scope.
+      scopes: JSON.stringify(ALL_SCOPES),
     };
     await this.db('api_keys').insert(record);
     return {

@@ -1,4 +1,4 @@
-// A route states its contract: method, path, whether it needs an API key, the JSON Schemas of
+// A route states its contract: method, path, the scope its API key must hold, the JSON Schemas of
 // its query and body, and its responses by status. mountRoutes builds the Koa chain from that
 // (key check and rate limit, body reader, validation, deadline, handler), so a handler receives
 // typed, validated values and stays short; the same list of routes can be enumerated to
@@ -8,6 +8,8 @@ import type { Router } from '@koa/router';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Middleware } from 'koa';
 import type { Principal } from '../auth/key-store.js';
+import { requireScope } from '../auth/require-api-key.js';
+import type { Scope } from '../auth/scopes.js';
 import { DomainError, pointer, type DomainErrorCode } from '../errors.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
@@ -58,7 +60,7 @@ export interface ResponseContract {
 export interface RouteInput<Q, B> {
   query: Q;
   body: B;
-  /** Set on every route with auth 'apiKey'. */
+  /** The caller's key (every route takes one), already checked to hold the route's scope. */
   principal: Principal;
   /** Asked just before the route's write is sent (see lib/deadline.ts). */
   deadline: WriteGate;
@@ -82,7 +84,11 @@ export interface Route {
   path: string;
   summary: string;
   description?: string;
-  auth: 'apiKey' | 'none';
+  /**
+   * The one scope an API key must hold to call the route. Every route takes a key, and a
+   * route cannot be declared without its scope: least privilege by construction.
+   */
+  scope: Scope;
   query?: NamedSchema;
   body?: NamedSchema;
   /** The route's own answers (its successes); its error answers are derived (responsesOf). */
@@ -122,8 +128,17 @@ export function defineRoute<
 
 /** The codes every route of its kind can answer with, whatever its handler does. */
 function machineryCodes(route: Route): ErrorCode[] {
-  const codes: ErrorCode[] = ['invalid_query', 'timed_out', 'unavailable', 'internal'];
-  if (route.auth === 'apiKey') codes.push('duplicate_header', 'forbidden', 'rate_limited');
+  const codes: ErrorCode[] = [
+    'invalid_query',
+    'timed_out',
+    'unavailable',
+    'internal',
+    'duplicate_header',
+    'forbidden',
+    'api_key_expired',
+    'insufficient_scope',
+    'rate_limited',
+  ];
   const parameters = (route.query?.properties ?? {}) as Record<string, unknown>;
   if (Object.hasOwn(parameters, 'cursor')) codes.push('invalid_cursor');
   if (route.body) {
@@ -285,7 +300,8 @@ export function mountRoutes(
     };
 
     const chain: Middleware<AppState>[] = [
-      ...(route.auth === 'apiKey' ? middleware.apiKey : []),
+      ...middleware.apiKey,
+      requireScope(route.scope),
       ...(route.body ? [middleware.body] : []),
       validate,
       middleware.timeout,

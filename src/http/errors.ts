@@ -55,6 +55,8 @@ const HTTP_ERRORS = {
   invalid_cursor: { status: 400, meaning: 'the cursor is not one this service made' },
   unauthorized: { status: 401, meaning: "the operators' board needs the operator credential" },
   forbidden: { status: 403, meaning: 'missing, unknown or revoked API key' },
+  api_key_expired: { status: 403, meaning: 'the API key has expired (or its roll overlap ended)' },
+  insufficient_scope: { status: 403, meaning: "the key lacks the operation's scope (named)" },
   route_not_found: { status: 404, meaning: 'no such path' },
   method_not_allowed: { status: 405, meaning: 'the path takes another method' },
   body_timeout: { status: 408, meaning: 'the body did not arrive in time; nothing was done' },

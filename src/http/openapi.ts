@@ -98,8 +98,10 @@ function operation(route: Route): Json {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
-    ...(route.auth === 'apiKey' ? { security: [{ apiKey: [] }] } : { security: [] }),
+    description: `${route.description ? `${route.description} ` : ''}Scope: \`${route.scope}\`.`,
+    // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here its scope.
+    security: [{ apiKey: [route.scope] }],
+    'x-scope': route.scope,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
       ? {

@@ -24,6 +24,7 @@ export type ColumnRole = 'identity' | 'request' | 'change';
 interface RowContext {
   id: string;
   template_id: string;
+  template_version: number;
   pagesOf?: TemplatePagesOf;
 }
 
@@ -49,6 +50,8 @@ export const RUN_COLUMNS = {
   id: same('identity', 'id'),
   organization_id: same('identity', 'organizationId'),
   template_id: same('identity', 'templateId'),
+  // The template version the run was made from: its pages and due times, to the run's end.
+  template_version: same('identity', 'templateVersion'),
   workflow_name: same('identity', 'workflowName'),
   status: same('change', 'status'),
   current_step_index: same('change', 'currentStepIndex'),
@@ -106,8 +109,8 @@ export function toRow(run: RunRecord): RunValues {
   return row as RunValues;
 }
 
-/** A template's pages by its id, or undefined when the template is not known. */
-export type TemplatePagesOf = (templateId: string) => TemplatePage[] | undefined;
+/** A template version's pages, or undefined when that version is not known. */
+export type TemplatePagesOf = (templateId: string, version: number) => TemplatePage[] | undefined;
 
 /** The run document a row holds, with its template's pages; RunStateError when it is broken. */
 function readDocument(json: string, row: RowContext): RunDocument {
@@ -126,19 +129,33 @@ function readDocument(json: string, row: RowContext): RunDocument {
   ) {
     throw new RunStateError(`run_json of run ${row.id} is not a run document`);
   }
-  // A document stored without its template's pages gets them from the template; one stored
-  // with them, as older rows are, keeps its own.
+  // A document stored without its template's pages gets them from its template version; one
+  // stored with them, as older rows are, keeps its own. Older documents do not name their
+  // version: the row does.
+  const { name } = document.template;
+  const version = row.template_version;
   if (!Array.isArray(document.template.pages)) {
-    const pages = row.pagesOf?.(row.template_id);
-    if (!pages) throw new RunStateError(`template ${row.template_id} of run ${row.id} not found`);
-    document.template = { id: row.template_id, name: document.template.name, pages };
+    const pages = row.pagesOf?.(row.template_id, version);
+    if (!pages) {
+      throw new RunStateError(
+        `template ${row.template_id} version ${version} of run ${row.id} not found`,
+      );
+    }
+    document.template = { id: row.template_id, name, version, pages };
+  } else if (document.template.version !== version) {
+    document.template = { id: row.template_id, name, version, pages: document.template.pages };
   }
   return document;
 }
 
 /** A run from its row; RunStateError when its document cannot be read. */
 export function fromRow(row: RunValues, pagesOf?: TemplatePagesOf): RunRecord {
-  const context: RowContext = { id: row.id, template_id: row.template_id, pagesOf };
+  const context: RowContext = {
+    id: row.id,
+    template_id: row.template_id,
+    template_version: Number(row.template_version),
+    pagesOf,
+  };
   const run: Partial<Record<keyof RunRecord, unknown>> = {};
   for (const name of ALL) {
     const c = RUN_COLUMNS[name] as Column<keyof RunRecord, unknown>;

@@ -7,6 +7,7 @@
 // from which its TypeScript type is derived. A new type does not compile until every consumer
 // that switches on types (the state machine that makes it, the webhook summary fold) handles it.
 import type { FromSchema } from 'json-schema-to-ts';
+import { parseActor, type Actor } from '../audit/actor.js';
 
 export const RUN_EVENT_TYPES = [
   'run.created',
@@ -89,6 +90,8 @@ export type RunEvent<T extends RunEventType = RunEventType> = {
     /** ISO 8601 time of the change. */
     at: string;
     data: RunEventData<K>;
+    /** Who made the change; absent for events stored before actors were recorded. */
+    actor?: Actor;
   };
 }[T];
 
@@ -116,16 +119,29 @@ export interface RunEventTableRow {
   type: RunEventType;
   at: Date;
   data: string;
+  actor: string | null;
 }
 
 /**
  * An event as read back from MySQL. Its data is what the state machine made for its type (only
  * it writes events), so it is taken as that type's data without checking it again.
  */
-export function storedEvent(seq: number, type: RunEventType, at: string, data: unknown): RunEvent {
-  return { seq, type, at, data } as RunEvent;
+export function storedEvent(
+  seq: number,
+  type: RunEventType,
+  at: string,
+  data: unknown,
+  actor?: Actor,
+): RunEvent {
+  return (actor ? { seq, type, at, data, actor } : { seq, type, at, data }) as RunEvent;
 }
 
 export function fromEventRow(row: RunEventTableRow): RunEvent {
-  return storedEvent(Number(row.seq), row.type, row.at.toISOString(), JSON.parse(row.data));
+  return storedEvent(
+    Number(row.seq),
+    row.type,
+    row.at.toISOString(),
+    JSON.parse(row.data),
+    parseActor(row.actor),
+  );
 }

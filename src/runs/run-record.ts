@@ -2,6 +2,7 @@
 // document (run_json), the two forms in which the document is written out, and the questions
 // every reader of a run asks. The changes of a run are run-state.ts.
 import type { TemplatePage } from '../templates/template.js';
+import type { Actor } from '../audit/actor.js';
 import type { RunEvent } from './run-events.js';
 
 export const RUN_STATUSES = ['pending', 'active', 'completed', 'failed', 'cancelled'] as const;
@@ -27,6 +28,8 @@ export type RunCommand =
       step: number;
       input_fields: Record<string, string>;
       requested_at: string;
+      /** Who asked for it: the actor of the events its applying makes (absent in older ones). */
+      requested_by?: Actor;
     };
 
 /**
@@ -34,7 +37,8 @@ export type RunCommand =
  * MySQL keeps it without the template's pages (storedDocumentJson), which reads restore.
  */
 export interface RunDocument {
-  template: { id: string; name: string; pages: TemplatePage[] };
+  /** The template version the run uses, with that version's pages. */
+  template: { id: string; name: string; version: number; pages: TemplatePage[] };
   input_fields: Record<string, string>;
   user_assignments: Record<string, string>;
   steps: StepState[];
@@ -47,6 +51,7 @@ export interface RunRecord {
   id: string;
   organizationId: string;
   templateId: string;
+  templateVersion: number;
   workflowName: string;
   status: RunStatus;
   currentStepIndex: number | null;
@@ -81,19 +86,20 @@ export function hasPendingChange(run: RunRecord): boolean {
 
 /** A document's stored JSON, made once per document (a document never changes in place). */
 const storedJson = new WeakMap<RunDocument, string>();
-/** Each template's pages as JSON, made once per pages array (templates never change). */
+/** Each template version's pages as JSON, made once per pages array (versions never change). */
 const pagesJson = new WeakMap<TemplatePage[], string>();
 
 /**
- * The document as stored: its template by id and name only. The pages are the template's,
- * which never changes, so a row need not carry a copy of them (half of a document's bytes,
+ * The document as stored: its template by id, name and version only. The pages are the
+ * template version's, which never changes, so a row need not carry a copy of them (half of a document's bytes,
  * read and written again by every change); RunStore puts them back when it reads a run.
  */
 export function storedDocumentJson(document: RunDocument): string {
   let json = storedJson.get(document);
   if (json === undefined) {
     const { template, ...rest } = document;
-    json = JSON.stringify({ template: { id: template.id, name: template.name }, ...rest });
+    const { id, name, version } = template;
+    json = JSON.stringify({ template: { id, name, version }, ...rest });
     storedJson.set(document, json);
   }
   return json;
@@ -112,10 +118,14 @@ export function documentJson(document: RunDocument): string {
     json = JSON.stringify(pages);
     pagesJson.set(pages, json);
   }
-  // The stored JSON starts with {"template":{"id":…,"name":…}: the pages go before that brace.
-  const { id, name } = document.template;
+  // The stored JSON starts with {"template":{"id":…,"name":…,"version":…}: the pages go
+  // before that brace, last, as the document holds them.
+  const { id, name, version } = document.template;
   const end =
-    '{"template":{"id":,"name":'.length + JSON.stringify(id).length + JSON.stringify(name).length;
+    '{"template":{"id":,"name":,"version":'.length +
+    JSON.stringify(id).length +
+    JSON.stringify(name).length +
+    String(version).length;
   return `${stored.slice(0, end)},"pages":${json}${stored.slice(end)}`;
 }
 

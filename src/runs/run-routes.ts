@@ -53,7 +53,7 @@ export function runRoutes(deps: {
       summary: 'Create a workflow run from a template',
       description:
         'Answered after the run is committed, status pending; a worker starts it within milliseconds.',
-      auth: 'apiKey',
+      scope: 'runs:write',
       body: schemas.createBody,
       responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
       refusals: ['unknown_template', 'unknown_input_field', 'unknown_page'],
@@ -69,7 +69,7 @@ export function runRoutes(deps: {
       summary: "Complete the run's current step",
       description:
         'The completion is stored, then a worker moves the run to its next step (or completes it).',
-      auth: 'apiKey',
+      scope: 'runs:write',
       body: schemas.completeBody,
       responses: {
         202: {
@@ -99,7 +99,7 @@ export function runRoutes(deps: {
       summary: 'Cancel a pending or active run',
       description:
         'Takes effect at once, also over a start or completion that waits for a worker (which is dropped).',
-      auth: 'apiKey',
+      scope: 'runs:write',
       body: schemas.cancelBody,
       responses: {
         200: { description: 'the run as stored, status cancelled', schema: WorkflowRunSchema },
@@ -115,7 +115,7 @@ export function runRoutes(deps: {
       method: 'POST',
       path: '/retry-workflow-run',
       summary: "Request a failed run's failed change again",
-      auth: 'apiKey',
+      scope: 'runs:write',
       body: schemas.retryBody,
       responses: {
         202: {
@@ -134,7 +134,7 @@ export function runRoutes(deps: {
       method: 'GET',
       path: '/get-workflow-run',
       summary: 'One run in full: its steps and its history',
-      auth: 'apiKey',
+      scope: 'runs:read',
       query: schemas.getQuery,
       responses: {
         200: { description: 'the run', schema: WorkflowRunDetailSchema },
@@ -150,7 +150,7 @@ export function runRoutes(deps: {
       method: 'GET',
       path: '/get-workflow-runs',
       summary: "List the organization's runs, newest first, optionally filtered",
-      auth: 'apiKey',
+      scope: 'runs:read',
       query: schemas.listQuery,
       responses: {
         200: pageResponse('runs', WorkflowRunSummarySchema),

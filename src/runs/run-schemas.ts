@@ -1,6 +1,7 @@
 // The run endpoints' schemas: requests (bodies and queries) and responses, each named, built
 // once per process from the configured limits. The TypeScript types of the requests are
 // derived from these objects, so the two cannot drift.
+import { ActorSchema } from '../audit/actor.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
@@ -175,6 +176,7 @@ export const WorkflowRunDetailSchema = {
   required: [
     'id',
     'templateId',
+    'templateVersion',
     'workflowName',
     'status',
     'createdAt',
@@ -187,6 +189,11 @@ export const WorkflowRunDetailSchema = {
   properties: {
     id: { type: 'string' },
     templateId: { type: 'string' },
+    templateVersion: {
+      type: 'integer',
+      minimum: 1,
+      description: 'the template version the run uses, from its creation to its end',
+    },
     workflowName: { type: 'string' },
     status: { type: 'string', enum: RUN_STATUSES },
     createdAt: dateTime,
@@ -224,6 +231,10 @@ export const WorkflowRunDetailSchema = {
           type: { type: 'string', enum: RUN_EVENT_TYPES },
           at: dateTime,
           data: { type: 'object' },
+          actor: {
+            ...ActorSchema,
+            description: `${ActorSchema.description}; absent for events recorded before actors were`,
+          },
         },
       },
     },

@@ -113,6 +113,7 @@ export class RunService {
       request.input_fields,
       assignments,
       new Date(),
+      principal.actor,
     );
     return this.inserts.submit({ run, key: runAnswer(claim, 200, run) }, () => gate.beginWrite());
   }
@@ -133,6 +134,7 @@ export class RunService {
         run,
         request.input_fields ?? {},
         new Date(),
+        principal.actor,
         request.step_name,
       );
       if (!(await this.runs.storeRequest(run, next, runAnswer(claim, 202, next)))) return undefined;
@@ -149,7 +151,7 @@ export class RunService {
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
-      const next = cancelRun(run, request.reason, new Date());
+      const next = cancelRun(run, request.reason, new Date(), principal.actor);
       if (!(await this.runs.storeChange(run, next, runAnswer(claim, 200, next)))) return undefined;
       countChange('cancel', next.events);
       return next;
@@ -164,7 +166,7 @@ export class RunService {
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
     return this.changeRun(principal, request.workflow_run_id, gate, async (run) => {
-      const next = retryRun(run, new Date());
+      const next = retryRun(run, new Date(), principal.actor);
       if (!(await this.runs.storeChange(run, next, runAnswer(claim, 202, next)))) return undefined;
       countChange('retry', next.events);
       await this.notifier.notify(

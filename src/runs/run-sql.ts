@@ -16,6 +16,7 @@ import {
   type RunColumn,
   type RunValues,
 } from './run-columns.js';
+import { SYSTEM, actorJson } from '../audit/actor.js';
 import type { RunEventRow } from './run-events.js';
 import type { RunRecord } from './run-record.js';
 
@@ -46,7 +47,7 @@ export function insertRunsStatements(runs: readonly RunRecord[]): string[] {
 
 // ---- events ----
 
-const EVENT_COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`)';
+const EVENT_COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`, `actor`)';
 /** The start of an INSERT … SELECT of events: the SELECT gives EVENT_COLUMNS' values. */
 const INSERT_EVENTS_SELECT = `INSERT INTO run_events ${EVENT_COLUMNS} SELECT`;
 /** An event already stored (the same change written by a second writer) is kept as it is. */
@@ -58,7 +59,8 @@ const KEEP_STORED_EVENT = 'ON DUPLICATE KEY UPDATE run_events.seq = run_events.s
  * again (a worker writes hundreds of events a batch).
  */
 function eventLiterals({ runId, organizationId, event }: RunEventRow): string {
-  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ${sqlLiteral(JSON.stringify(event.data))}`;
+  const actor = event.actor ? sqlLiteral(actorJson(event.actor)) : 'NULL';
+  return `${sqlLiteral(runId)}, ${sqlLiteral(organizationId)}, ${event.seq}, ${sqlLiteral(event.type)}, ${sqlLiteral(event.at.slice(0, 23).replace('T', ' '))}, ${sqlLiteral(JSON.stringify(event.data))}, ${actor}`;
 }
 
 /** The events a set of changed runs carry, the run beside each. */
@@ -144,7 +146,7 @@ export function unreadableFailedStatements(
       {
         runId: row.id,
         organizationId: row.organization_id,
-        event: { seq: eventSeq, type: 'run.failed', at: at.toISOString(), data },
+        event: { seq: eventSeq, type: 'run.failed', at: at.toISOString(), data, actor: SYSTEM },
       },
     ])[0]!,
   };
@@ -246,6 +248,7 @@ const HELD_EVENT_COLUMNS = [
   'type',
   'at',
   'data',
+  'actor',
   'held_applied',
   'held_event',
   'held_status',
@@ -266,7 +269,7 @@ function heldEventsStatements(runs: readonly RunRecord[], collation: string): st
   );
   return chunkBySize(rows, (row) => row.length, STATEMENT_BYTES).map(
     (chunk) =>
-      `${INSERT_EVENTS_SELECT} v.run_id, v.organization_id, v.seq, v.type, v.at, v.data ` +
+      `${INSERT_EVENTS_SELECT} v.run_id, v.organization_id, v.seq, v.type, v.at, v.data, v.actor ` +
       `FROM ${valuesTable(HELD_EVENT_COLUMNS, chunk)} AS v ` +
       // The literals have the connection's collation; compared in the table's.
       `JOIN workflow_runs r ON r.id = v.run_id COLLATE ${collation} ` +

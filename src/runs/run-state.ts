@@ -5,6 +5,7 @@
 // changes are made at once instead (cancel, retry, a step becoming overdue). Every change
 // returns the new record together with the events that describe it (run-events.ts), which
 // its writer stores in the same transaction.
+import { SYSTEM, type Actor } from '../audit/actor.js';
 import { DomainError, pointer } from '../errors.js';
 import type { Template } from '../templates/template.js';
 import type { NewRunEvent, RunEvent, RunEventData } from './run-events.js';
@@ -18,11 +19,17 @@ import {
   type StepState,
 } from './run-record.js';
 
-/** The record with events appended, numbered after the run's latest. */
-function withEvents(run: RunRecord, at: Date, events: readonly NewRunEvent[]): RunRecord {
+/** The record with events appended, numbered after the run's latest, made by `actor`. */
+function withEvents(
+  run: RunRecord,
+  at: Date,
+  actor: Actor,
+  events: readonly NewRunEvent[],
+): RunRecord {
   const time = at.toISOString();
   const made = events.map(
-    (e, i) => ({ seq: run.eventSeq + i + 1, at: time, type: e.type, data: e.data }) as RunEvent,
+    (e, i) =>
+      ({ seq: run.eventSeq + i + 1, at: time, type: e.type, data: e.data, actor }) as RunEvent,
   );
   return { ...run, eventSeq: run.eventSeq + made.length, events: [...run.events, ...made] };
 }
@@ -73,10 +80,16 @@ export function newRun(
   inputFields: Record<string, string>,
   userAssignments: Record<string, string>,
   now: Date,
+  actor: Actor,
 ): RunRecord {
   const at = now.toISOString();
   const document: RunDocument = {
-    template: { id: template.id, name: template.name, pages: template.pages },
+    template: {
+      id: template.id,
+      name: template.name,
+      version: template.version,
+      pages: template.pages,
+    },
     input_fields: inputFields,
     user_assignments: userAssignments,
     steps: template.pages.map((page) => ({
@@ -95,6 +108,7 @@ export function newRun(
     id,
     organizationId,
     templateId: template.id,
+    templateVersion: template.version,
     workflowName: template.name,
     status: 'pending',
     ...currentColumns(document),
@@ -107,7 +121,7 @@ export function newRun(
     eventSeq: 0,
     events: [],
   };
-  return withEvents(run, now, [
+  return withEvents(run, now, actor, [
     { type: 'run.created', data: { templateId: template.id, workflowName: template.name } },
   ]);
 }
@@ -229,6 +243,8 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
       lastActivity: at,
     },
     at,
+    // A worker starts a run by itself; a step is completed by whoever asked for it.
+    command.type === 'start' ? SYSTEM : (command.requested_by ?? SYSTEM),
     events,
   );
 }
@@ -243,6 +259,7 @@ export function requestStepCompletion(
   run: RunRecord,
   inputFields: Record<string, string>,
   now: Date,
+  actor: Actor,
   expectedStep?: string,
 ): RunRecord {
   if (run.status === 'pending') {
@@ -307,6 +324,7 @@ export function requestStepCompletion(
         step: index,
         input_fields: inputFields,
         requested_at: now.toISOString(),
+        requested_by: actor,
       },
     },
     requestedSeq: seq,
@@ -329,6 +347,7 @@ export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
       lastActivity: at,
     },
     at,
+    SYSTEM,
     [{ type: 'run.failed', data: { error: message, ...present({ step: run.currentStepName }) } }],
   );
 }
@@ -338,7 +357,12 @@ export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
  * more is owed, so a worker that meets the run later finds nothing to do); a run that has
  * ended cannot be cancelled.
  */
-export function cancelRun(run: RunRecord, reason: string | undefined, now: Date): RunRecord {
+export function cancelRun(
+  run: RunRecord,
+  reason: string | undefined,
+  now: Date,
+  actor: Actor,
+): RunRecord {
   if (!isOpen(run.status)) {
     throw new DomainError(
       'run_not_cancellable',
@@ -366,6 +390,7 @@ export function cancelRun(run: RunRecord, reason: string | undefined, now: Date)
       lastActivity: at,
     },
     at,
+    actor,
     [{ type: 'run.cancelled', data: present({ reason, step: run.currentStepName }) }],
   );
 }
@@ -374,7 +399,7 @@ export function cancelRun(run: RunRecord, reason: string | undefined, now: Date)
  * Requests a failed run's failed change again: it waits for a worker as it did before it
  * failed, and the run is pending or active again meanwhile.
  */
-export function retryRun(run: RunRecord, now: Date): RunRecord {
+export function retryRun(run: RunRecord, now: Date, actor: Actor): RunRecord {
   const command = run.document.pending;
   if (run.status !== 'failed') {
     throw new DomainError(
@@ -395,6 +420,7 @@ export function retryRun(run: RunRecord, now: Date): RunRecord {
       lastActivity: at,
     },
     at,
+    actor,
     [
       {
         type: 'run.retried',
@@ -435,7 +461,7 @@ export function markOverdue(run: RunRecord, step: number, now: Date): RunRecord 
     ...doc,
     steps: doc.steps.map((s, i) => (i === step ? { ...s, overdue: true } : s)),
   };
-  return withEvents({ ...run, ...currentColumns(document), document }, now, [
+  return withEvents({ ...run, ...currentColumns(document), document }, now, SYSTEM, [
     { type: 'step.overdue', data: { step: current.name, dueDate: current.due_date } },
   ]);
 }

@@ -4,7 +4,7 @@
 import { writeBatch, writeScript, writeTransaction, type Db } from '../db.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
 import { countChange } from '../metrics/metrics.js';
-import { TemplateStore } from '../templates/template-store.js';
+import { TemplateStore, versionKey } from '../templates/template-store.js';
 import { fromRow, type RunRow, type TemplatePagesOf } from './run-columns.js';
 import { fromEventRow, type RunEvent, type RunEventTableRow } from './run-events.js';
 import { listRunSummaries, type RunFilter, type RunSummaryRow } from './run-list.js';
@@ -98,10 +98,14 @@ export class RunStore {
     return this.db<RunRow>('workflow_runs').whereIn('id', ids);
   }
 
-  /** The pages of the rows' templates, for fromRow (one query for those not cached). */
-  async templatesFor(rows: ReadonlyArray<Pick<RunRow, 'template_id'>>): Promise<TemplatePagesOf> {
-    const templates = await this.templates.findByIds(rows.map((row) => row.template_id));
-    return (templateId) => templates.get(templateId)?.pages;
+  /** The pages of the rows' template versions, for fromRow (one query for those not cached). */
+  async templatesFor(
+    rows: ReadonlyArray<Pick<RunRow, 'template_id' | 'template_version'>>,
+  ): Promise<TemplatePagesOf> {
+    const templates = await this.templates.findVersions(
+      rows.map((row) => ({ id: row.template_id, version: Number(row.template_version) })),
+    );
+    return (templateId, version) => templates.get(versionKey(templateId, version))?.pages;
   }
 
   /** A run from its row, with its template's pages. */

@@ -75,6 +75,7 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
   return {
     id: run.id,
     templateId: run.templateId,
+    templateVersion: run.templateVersion,
     workflowName: run.workflowName,
     status: run.status,
     createdAt: run.createdAt.toISOString(),
@@ -102,6 +103,7 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
       type: event.type,
       at: event.at,
       data: event.data,
+      ...(event.actor ? { actor: event.actor } : {}),
     })),
     ...(run.status === 'failed' && doc.error ? { error: doc.error } : {}),
   };

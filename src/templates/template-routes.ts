@@ -68,7 +68,7 @@ export function templateRoutes(deps: {
       method: 'GET',
       path: '/get-workflow-templates',
       summary: "List the organization's templates, newest first",
-      auth: 'apiKey',
+      scope: 'templates:read',
       query: deps.schemas.listQuery,
       responses: {
         200: pageResponse('templates', WorkflowTemplateSchema),

@@ -19,9 +19,14 @@ export interface TemplateDefinition {
   pages: TemplatePage[];
 }
 
+/**
+ * One version of a template: what runs are made from. A version never changes once saved; a
+ * change to a template is a new version under the same id.
+ */
 export interface Template extends TemplateDefinition {
   id: string;
   organizationId: string;
+  version: number;
 }
 
 const name = { type: 'string', minLength: 1, maxLength: 255 } as const;
@@ -95,7 +100,7 @@ const namesCache = new WeakMap<TemplateDefinition, { inputIds: Set<string>; page
 
 /**
  * The template's inputIds and page names, for validating input_fields and user_assignments.
- * Templates never change once imported, so each cached template computes them once.
+ * Template versions never change once saved, so each cached version computes them once.
  */
 export function templateNames(template: TemplateDefinition): {
   inputIds: Set<string>;

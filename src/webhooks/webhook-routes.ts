@@ -25,7 +25,7 @@ export function webhookRoutes(deps: {
       summary: 'Subscribe a URL to run events',
       description:
         'Events are POSTed to the URL, signed as Standard Webhooks lays out; the signing secret is in this answer only.',
-      auth: 'apiKey',
+      scope: 'webhooks:write',
       body: schemas.createBody,
       responses: {
         200: {
@@ -46,7 +46,7 @@ export function webhookRoutes(deps: {
       method: 'GET',
       path: '/get-webhook-endpoints',
       summary: "The organization's webhook endpoints (without secrets)",
-      auth: 'apiKey',
+      scope: 'webhooks:read',
       responses: {
         200: {
           description: 'every endpoint',
@@ -62,7 +62,7 @@ export function webhookRoutes(deps: {
       method: 'POST',
       path: '/delete-webhook-endpoint',
       summary: 'Delete an endpoint, with its delivery log; nothing more is sent to it',
-      auth: 'apiKey',
+      scope: 'webhooks:write',
       body: schemas.idBody,
       responses: {
         200: { description: 'deleted', schema: WebhookEndpointDeletedSchema },
@@ -82,7 +82,7 @@ export function webhookRoutes(deps: {
       summary: "Replace an endpoint's signing secret",
       description:
         'The old secret keeps signing beside the new one for 24 hours: each delivery then carries both signatures.',
-      auth: 'apiKey',
+      scope: 'webhooks:write',
       body: schemas.idBody,
       responses: {
         200: {
@@ -103,7 +103,7 @@ export function webhookRoutes(deps: {
       method: 'GET',
       path: '/get-webhook-deliveries',
       summary: 'The delivery log, newest first, optionally filtered, with every attempt',
-      auth: 'apiKey',
+      scope: 'webhooks:read',
       query: schemas.deliveriesQuery,
       responses: {
         200: pageResponse('deliveries', WebhookDeliverySchema),
@@ -126,7 +126,7 @@ export function webhookRoutes(deps: {
       summary: 'Send a delivery again now',
       description:
         'A delivered or failed delivery starts a new round of attempts; one still owed is tried now.',
-      auth: 'apiKey',
+      scope: 'webhooks:write',
       body: schemas.redeliverBody,
       responses: {
         202: { description: 'the delivery, owed now', schema: WebhookDeliverySchema },

@@ -509,8 +509,8 @@ describe('fault: fuzzing every endpoint', function () {
             applied_seq, IFNULL(pending_since, '-'), last_activity,
             IFNULL(current_step_assignee, '-')))), 0)
           FROM workflow_runs WHERE organization_id IN (?, ?)) AS runs_sum,
-        (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', id, name, pages))), 0)
-          FROM workflow_templates WHERE organization_id IN (?, ?)) AS templates_sum,
+        (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', template_id, version, name, pages))), 0)
+          FROM workflow_template_versions WHERE organization_id IN (?, ?)) AS templates_sum,
         (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', id, key_hash, IFNULL(revoked_at, '-')))), 0)
           FROM api_keys WHERE organization_id IN (?, ?)) AS keys_sum`,
       [...orgs, ...orgs, ...orgs],

@@ -66,10 +66,13 @@ describe('fault: isolation between organizations', function () {
         await db('workflow_runs').select('id', 'seq').where(where).orderBy('seq', 'desc')
       ).map((r: { id: string; seq: number }) => ({ id: r.id, seq: Number(r.seq) }));
       org.templates = (
-        await db('workflow_templates')
-          .select('id', 'seq', 'name')
-          .where(where)
-          .orderBy('seq', 'desc')
+        await db('workflow_templates as t')
+          .join('workflow_template_versions as v', (on) =>
+            on.on('v.template_id', 't.id').andOn('v.version', 't.latest_version'),
+          )
+          .select('t.id', 't.seq', 'v.name')
+          .where('t.organization_id', org.tenant.orgId)
+          .orderBy('t.seq', 'desc')
       ).map((r: { id: string; seq: number; name: string }) => ({ ...r, seq: Number(r.seq) }));
       maxSeq = Math.max(maxSeq, ...org.runs.map((r) => r.seq));
       // Every cursor the API hands out while paging through the organization's lists.

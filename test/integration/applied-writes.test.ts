@@ -3,6 +3,7 @@
 // each run's change is stored once, with its events, only if the run is still as the worker
 // read it. A second worker applying the same changes, or a worker whose run was cancelled
 // meanwhile, changes nothing and adds no events.
+import { TEST_ACTOR } from '../support/actors.js';
 import { expect } from 'chai';
 import { createDb, type Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
@@ -56,6 +57,7 @@ describe('applied changes as a worker stores them', () => {
           { item: "Laptop 'pro' \\ 15\"", amount: '1200' },
           { Request: 'alice', Approval: 'bob' },
           created,
+          TEST_ACTOR,
         ),
       );
       await api.insertMany(runs);
@@ -65,7 +67,12 @@ describe('applied changes as a worker stores them', () => {
       const seenByFirst = await readAsWorker(ids);
       const seenBySecond = await readAsWorker(ids);
       const cancelledId = ids[size - 1]!;
-      const cancelled = cancelRun(seenByFirst[size - 1]!, 'no longer needed', new Date());
+      const cancelled = cancelRun(
+        seenByFirst[size - 1]!,
+        'no longer needed',
+        new Date(),
+        TEST_ACTOR,
+      );
       expect(await api.storeChange(seenByFirst[size - 1]!, cancelled)).to.equal(true);
 
       const firstAt = new Date(created.getTime() + 60_000);
@@ -109,7 +116,7 @@ describe('applied changes as a worker stores them', () => {
         pages: [{ name: 'Only', inputFields: [{ inputId: 'x', fieldName: 'X' }] }],
       });
       const runs = Array.from({ length: size }, () =>
-        newRun(newId(), tenant.orgId, tenant.template, {}, {}, new Date()),
+        newRun(newId(), tenant.orgId, tenant.template, {}, {}, new Date(), TEST_ACTOR),
       );
       await api.insertMany(runs);
       const ids = runs.map((run) => run.id);
@@ -118,7 +125,7 @@ describe('applied changes as a worker stores them', () => {
         started.map((run) => ({ before: run, after: applyPending(run, new Date()) })),
       );
       for (const run of await readAsWorker(ids)) {
-        const next = requestStepCompletion(run, { x: '1' }, new Date(), 'Only');
+        const next = requestStepCompletion(run, { x: '1' }, new Date(), TEST_ACTOR, 'Only');
         expect(await api.storeRequest(run, next)).to.equal(true);
       }
 
@@ -126,7 +133,9 @@ describe('applied changes as a worker stores them', () => {
       const seen = await readAsWorker(ids);
       const cancelledIds = new Set(ids.filter((_, i) => i % 2 === 0));
       for (const run of seen.filter((r) => cancelledIds.has(r.id))) {
-        expect(await api.storeChange(run, cancelRun(run, undefined, new Date()))).to.equal(true);
+        expect(
+          await api.storeChange(run, cancelRun(run, undefined, new Date(), TEST_ACTOR)),
+        ).to.equal(true);
       }
       const applied = seen.map((run) => ({ before: run, after: applyPending(run, new Date()) }));
       // Completing the only step makes two events: the cancel took the first one's number.

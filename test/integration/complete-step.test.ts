@@ -52,6 +52,7 @@ describe('POST /complete-workflow-step @cluster', () => {
     expect(doc.template).to.deep.equal({
       id: tenant.template.id,
       name: tenant.template.name,
+      version: 1,
       pages: tenant.template.pages,
     });
     await waitFor('step 2', async () => (await row(id)).current_step_name === 'Approval');

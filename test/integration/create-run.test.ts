@@ -48,6 +48,7 @@ describe('POST /create-workflow-run @cluster', () => {
     expect(doc.template).to.deep.equal({
       id: tenant.template.id,
       name: 'Purchase request',
+      version: 1,
       pages: tenant.template.pages,
     });
     const row = await testDb()('workflow_runs').where({ id: body.id }).first();
@@ -57,11 +58,12 @@ describe('POST /create-workflow-run @cluster', () => {
       requested_seq: 1,
       applied_seq: 0,
     });
-    // Stored with its template by id and name only: the pages are the template's.
+    // Stored with its template by id, name and version only: the pages are the version's.
     expect(JSON.parse(row.run_json)).to.deep.equal({
       ...doc,
-      template: { id: tenant.template.id, name: 'Purchase request' },
+      template: { id: tenant.template.id, name: 'Purchase request', version: 1 },
     });
+    expect(row.template_version).to.equal(1);
   });
 
   it('accepts a run without user_assignments and with empty input_fields', async () => {

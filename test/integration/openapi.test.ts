@@ -55,7 +55,9 @@ describe('the API document: GET /openapi.json', () => {
     );
     const create = paths['/create-workflow-run']!.post!;
     expect(create.operationId).to.equal('createWorkflowRun');
-    expect(create.security).to.deep.equal([{ apiKey: [] }]);
+    // The operation's scope, as OpenAPI 3.1 lets a non-OAuth scheme name the roles it needs.
+    expect(create.security).to.deep.equal([{ apiKey: ['runs:write'] }]);
+    expect(create['x-scope']).to.equal('runs:write');
     expect(create.requestBody).to.deep.include({ required: true });
     expect(Object.keys(create.responses as Json)).to.include.members([
       '200',

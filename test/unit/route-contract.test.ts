@@ -18,7 +18,7 @@ const getRuns = defineRoute({
   method: 'GET',
   path: '/get-runs',
   summary: 'runs',
-  auth: 'apiKey',
+  scope: 'runs:read',
   query: getQuery,
   responses: { 200: { description: 'the runs', schema: arrayOf(WorkflowRunSummarySchema) } },
   async handle({ query, body }) {
@@ -35,7 +35,7 @@ const cancelRun = defineRoute({
   method: 'POST',
   path: '/cancel-run',
   summary: 'cancel a run',
-  auth: 'apiKey',
+  scope: 'runs:write',
   body: cancelBody,
   responses: {
     200: { description: 'the run', schema: WorkflowRunSchema },

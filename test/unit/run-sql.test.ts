@@ -1,6 +1,7 @@
 // The statements that write runs (run-sql.ts), as text: every column a change alters is one
 // its statement writes, values are escaped literals, and each form has the shape MySQL needs.
 // (That MySQL takes them and what it stores: test/integration/applied-writes.test.ts.)
+import { TEST_ACTOR } from '../support/actors.js';
 import { expect } from 'chai';
 import { sqlLiteral } from '../../src/lib/sql-literal.js';
 import { INSERT_COLUMNS, RUN_COLUMNS, toRow, type RunColumn } from '../../src/runs/run-columns.js';
@@ -30,6 +31,7 @@ import type { Template } from '../../src/templates/template.js';
 const template: Template = {
   id: 'tpl',
   organizationId: 'org',
+  version: 1,
   name: "Onboarding 'quoted' \\ back",
   pages: [
     { name: 'One', dueInHours: 1, inputFields: [{ inputId: 'a', fieldName: 'A' }] },
@@ -42,10 +44,10 @@ const at = (ms: number) => new Date(t0.getTime() + ms);
 const fresh = (run: RunRecord): RunRecord => ({ ...run, events: [] }); // as read from MySQL
 
 const created = fresh(
-  newRun('run-1', 'org', template, { a: "it's \\ \n\0 ✓" }, { One: 'ann' }, t0),
+  newRun('run-1', 'org', template, { a: "it's \\ \n\0 ✓" }, { One: 'ann' }, t0, TEST_ACTOR),
 );
 const started = fresh(applyPending(created, at(10)));
-const requested = fresh(requestStepCompletion(started, { a: 'x' }, at(20)));
+const requested = fresh(requestStepCompletion(started, { a: 'x' }, at(20), TEST_ACTOR));
 const failed = fresh(failRun(requested, 'could not', at(30)));
 
 /** Every change the state machine makes, with the statement form that stores it. */
@@ -68,7 +70,9 @@ const changes: Array<{
     name: 'last step',
     form: 'applied',
     change: (() => {
-      const last = fresh(requestStepCompletion(fresh(applyPending(requested, at(25))), {}, at(26)));
+      const last = fresh(
+        requestStepCompletion(fresh(applyPending(requested, at(25))), {}, at(26), TEST_ACTOR),
+      );
       return { before: last, after: applyPending(last, at(27)) };
     })(),
   },
@@ -76,10 +80,14 @@ const changes: Array<{
   {
     name: 'cancel',
     form: 'atOnce',
-    change: { before: requested, after: cancelRun(requested, 'no', at(30)) },
+    change: { before: requested, after: cancelRun(requested, 'no', at(30), TEST_ACTOR) },
   },
   { name: 'fail', form: 'atOnce', change: { before: requested, after: failed } },
-  { name: 'retry', form: 'atOnce', change: { before: failed, after: retryRun(failed, at(40)) } },
+  {
+    name: 'retry',
+    form: 'atOnce',
+    change: { before: failed, after: retryRun(failed, at(40), TEST_ACTOR) },
+  },
   {
     name: 'overdue',
     form: 'atOnce',

@@ -1,3 +1,5 @@
+import { SYSTEM } from '../../src/audit/actor.js';
+import { TEST_ACTOR } from '../support/actors.js';
 import { expect } from 'chai';
 import { DomainError, type DomainErrorCode } from '../../src/errors.js';
 import { resourceJson, toResource } from '../../src/runs/run-views.js';
@@ -22,6 +24,7 @@ import type { Template } from '../../src/templates/template.js';
 const template: Template = {
   id: 'tpl',
   organizationId: 'org',
+  version: 1,
   name: 'Onboarding',
   pages: [
     {
@@ -40,7 +43,10 @@ const t0 = new Date('2026-01-01T00:00:00.000Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
 
 function started(inputs: Record<string, string> = { a: 'x' }): RunRecord {
-  return applyPending(newRun('run', 'org', template, inputs, { One: 'ann' }, t0), at(10));
+  return applyPending(
+    newRun('run', 'org', template, inputs, { One: 'ann' }, t0, TEST_ACTOR),
+    at(10),
+  );
 }
 
 /** The change is refused with this code (and field, when given), and a message for a person. */
@@ -59,7 +65,7 @@ function expectRefusal(fn: () => unknown, code: DomainErrorCode, message: RegExp
 
 describe('run state', () => {
   it('creates a pending run that owes its start', () => {
-    const run = newRun('run', 'org', template, { a: 'x' }, {}, t0);
+    const run = newRun('run', 'org', template, { a: 'x' }, {}, t0, TEST_ACTOR);
     expect(run).to.include({
       status: 'pending',
       requestedSeq: 1,
@@ -87,7 +93,7 @@ describe('run state', () => {
   });
 
   it('moves through the pages to completed, merging inputs', () => {
-    const first = requestStepCompletion(started(), { b: 'y' }, at(20));
+    const first = requestStepCompletion(started(), { b: 'y' }, at(20), TEST_ACTOR);
     expect(first).to.include({ requestedSeq: 2, appliedSeq: 1 });
     const second = applyPending(first, at(30));
     expect(second).to.include({
@@ -98,14 +104,18 @@ describe('run state', () => {
     });
     expect(second.document.input_fields).to.deep.equal({ a: 'x', b: 'y' });
     expect(second.document.steps[0]!.completed_at).to.equal(at(30).toISOString());
-    const done = applyPending(requestStepCompletion(second, {}, at(40)), at(50));
+    const done = applyPending(requestStepCompletion(second, {}, at(40), TEST_ACTOR), at(50));
     expect(done).to.include({
       status: 'completed',
       currentStepIndex: null,
       currentStepName: null,
       appliedSeq: 3,
     });
-    expectRefusal(() => requestStepCompletion(done, {}, at(60)), 'run_not_active', /completed/);
+    expectRefusal(
+      () => requestStepCompletion(done, {}, at(60), TEST_ACTOR),
+      'run_not_active',
+      /completed/,
+    );
   });
 
   it('refuses to apply a change twice', () => {
@@ -114,52 +124,60 @@ describe('run state', () => {
   });
 
   it('never moves last activity backwards, whatever the clock says', () => {
-    const request = requestStepCompletion(started(), {}, at(20));
+    const request = requestStepCompletion(started(), {}, at(20), TEST_ACTOR);
     const applied = applyPending(request, at(-5000));
     expect(applied.lastActivity).to.deep.equal(at(10));
   });
 
   it('checks a completion: required fields, fields of the page, one at a time, the named step', () => {
     expectRefusal(
-      () => requestStepCompletion(started({}), {}, at(20)),
+      () => requestStepCompletion(started({}), {}, at(20), TEST_ACTOR),
       'missing_required_field',
       /required field of step 'One' missing: a/,
       '/input_fields/a',
     );
     expectRefusal(
-      () => requestStepCompletion(started({}), { a: ' ' }, at(20)),
+      () => requestStepCompletion(started({}), { a: ' ' }, at(20), TEST_ACTOR),
       'missing_required_field',
       /missing: a/,
       '/input_fields/a',
     );
     expectRefusal(
-      () => requestStepCompletion(started(), { c: 'z' }, at(20)),
+      () => requestStepCompletion(started(), { c: 'z' }, at(20), TEST_ACTOR),
       'unknown_input_field',
       /'c' does not belong to the current step 'One'/,
       '/input_fields/c',
     );
-    const pending = requestStepCompletion(started(), {}, at(20));
+    const pending = requestStepCompletion(started(), {}, at(20), TEST_ACTOR);
     expectRefusal(
-      () => requestStepCompletion(pending, {}, at(30)),
+      () => requestStepCompletion(pending, {}, at(30), TEST_ACTOR),
       'completion_pending',
       /already being applied/,
     );
     expectRefusal(
-      () => requestStepCompletion(started(), {}, at(20), 'Two'),
+      () => requestStepCompletion(started(), {}, at(20), TEST_ACTOR, 'Two'),
       'step_not_current',
       /'Two' is not the current step/,
       '/step_name',
     );
-    expect(requestStepCompletion(started(), {}, at(20), 'One').requestedSeq).to.equal(2);
+    expect(requestStepCompletion(started(), {}, at(20), TEST_ACTOR, 'One').requestedSeq).to.equal(
+      2,
+    );
     expectRefusal(
-      () => requestStepCompletion(newRun('r', 'o', template, {}, {}, t0), {}, at(1)),
+      () =>
+        requestStepCompletion(
+          newRun('r', 'o', template, {}, {}, t0, TEST_ACTOR),
+          {},
+          at(1),
+          TEST_ACTOR,
+        ),
       'run_not_started',
       /not started/,
     );
   });
 
   it('keeps a failed run with its reason and nothing owed', () => {
-    const failed = failRun(newRun('run', 'org', template, {}, {}, t0), 'broken', at(5));
+    const failed = failRun(newRun('run', 'org', template, {}, {}, t0, TEST_ACTOR), 'broken', at(5));
     expect(failed.status).to.equal('failed');
     expect(failed.document.error).to.deep.equal({ message: 'broken', at: at(5).toISOString() });
     expect(hasPendingChange(failed)).to.equal(false);
@@ -170,7 +188,7 @@ describe('run events and the changes made at once', () => {
   const types = (run: RunRecord) => run.events.map((e) => [e.seq, e.type]);
 
   it('describes every change with its events, numbered in the run', () => {
-    const fresh = newRun('run', 'org', template, { a: 'x' }, { One: 'ann' }, t0);
+    const fresh = newRun('run', 'org', template, { a: 'x' }, { One: 'ann' }, t0, TEST_ACTOR);
     expect(types(fresh)).to.deep.equal([[1, 'run.created']]);
     expect(fresh.eventSeq).to.equal(1);
     // A record read back from MySQL carries no events; each change carries its own.
@@ -182,10 +200,12 @@ describe('run events and the changes made at once', () => {
         type: 'run.started',
         at: at(10).toISOString(),
         data: { step: 'One', assignee: 'ann', dueDate: at(10 + 2 * 3600_000).toISOString() },
+        // A worker starts a run by itself.
+        actor: SYSTEM,
       },
     ]);
     const two = applyPending(
-      { ...requestStepCompletion(run, { b: 'y' }, at(20)), events: [] },
+      { ...requestStepCompletion(run, { b: 'y' }, at(20), TEST_ACTOR), events: [] },
       at(30),
     );
     expect(two.events).to.deep.equal([
@@ -194,9 +214,14 @@ describe('run events and the changes made at once', () => {
         type: 'step.completed',
         at: at(30).toISOString(),
         data: { step: 'One', inputFields: { b: 'y' }, nextStep: 'Two' },
+        // The worker applies it; the key that asked for it completed the step.
+        actor: TEST_ACTOR,
       },
     ]);
-    const done = applyPending({ ...requestStepCompletion(two, {}, at(40)), events: [] }, at(50));
+    const done = applyPending(
+      { ...requestStepCompletion(two, {}, at(40), TEST_ACTOR), events: [] },
+      at(50),
+    );
     expect(types(done)).to.deep.equal([
       [4, 'step.completed'],
       [5, 'run.completed'],
@@ -205,8 +230,8 @@ describe('run events and the changes made at once', () => {
   });
 
   it('cancels a pending or active run at once, dropping the change that waits', () => {
-    const pending = { ...newRun('r', 'o', template, {}, {}, t0), events: [] };
-    const cancelled = cancelRun(pending, 'no longer needed', at(5));
+    const pending = { ...newRun('r', 'o', template, {}, {}, t0, TEST_ACTOR), events: [] };
+    const cancelled = cancelRun(pending, 'no longer needed', at(5), TEST_ACTOR);
     expect(cancelled).to.include({
       status: 'cancelled',
       currentStepName: null,
@@ -220,25 +245,34 @@ describe('run events and the changes made at once', () => {
         type: 'run.cancelled',
         at: at(5).toISOString(),
         data: { reason: 'no longer needed' },
+        actor: TEST_ACTOR,
       },
     ]);
-    const active = { ...requestStepCompletion(started(), {}, at(20)), events: [] };
-    const stopped = cancelRun(active, undefined, at(25));
+    const active = { ...requestStepCompletion(started(), {}, at(20), TEST_ACTOR), events: [] };
+    const stopped = cancelRun(active, undefined, at(25), TEST_ACTOR);
     expect(stopped.document.steps.map((s) => s.status)).to.deep.equal(['cancelled', 'waiting']);
     expect(stopped.document.pending).to.equal(null);
     expect(stopped.events[0]!.data).to.deep.equal({ step: 'One' });
-    expectRefusal(() => cancelRun(stopped, undefined, at(30)), 'run_not_cancellable', /cancelled/);
-    expectRefusal(() => requestStepCompletion(stopped, {}, at(30)), 'run_not_active', /cancelled/);
+    expectRefusal(
+      () => cancelRun(stopped, undefined, at(30), TEST_ACTOR),
+      'run_not_cancellable',
+      /cancelled/,
+    );
+    expectRefusal(
+      () => requestStepCompletion(stopped, {}, at(30), TEST_ACTOR),
+      'run_not_active',
+      /cancelled/,
+    );
   });
 
   it('retries only a failed run that holds its failed change', () => {
     const failed = failRun(
-      { ...newRun('r', 'o', template, {}, {}, t0), events: [] },
+      { ...newRun('r', 'o', template, {}, {}, t0, TEST_ACTOR), events: [] },
       'down',
       at(5),
     );
     expect(types(failed)).to.deep.equal([[2, 'run.failed']]);
-    const retried = retryRun({ ...failed, events: [] }, at(6));
+    const retried = retryRun({ ...failed, events: [] }, at(6), TEST_ACTOR);
     expect(retried).to.include({ status: 'pending' });
     expect(retried.document.error).to.equal(null);
     expect(hasPendingChange(retried)).to.equal(true);
@@ -248,11 +282,23 @@ describe('run events and the changes made at once', () => {
       data: { change: 'start' },
     });
     expect(applyPending(retried, at(7)).status).to.equal('active');
-    const failedStep = failRun(requestStepCompletion(started(), {}, at(20)), 'x', at(21));
-    expect(retryRun(failedStep, at(22))).to.include({ status: 'active' });
-    expectRefusal(() => retryRun(started(), at(30)), 'run_not_retryable', /only a failed run/);
+    const failedStep = failRun(
+      requestStepCompletion(started(), {}, at(20), TEST_ACTOR),
+      'x',
+      at(21),
+    );
+    expect(retryRun(failedStep, at(22), TEST_ACTOR)).to.include({ status: 'active' });
+    expectRefusal(
+      () => retryRun(started(), at(30), TEST_ACTOR),
+      'run_not_retryable',
+      /only a failed run/,
+    );
     const nothingHeld = { ...failed, document: { ...failed.document, pending: null } };
-    expectRefusal(() => retryRun(nothingHeld, at(30)), 'run_not_retryable', /no change to retry/);
+    expectRefusal(
+      () => retryRun(nothingHeld, at(30), TEST_ACTOR),
+      'run_not_retryable',
+      /no change to retry/,
+    );
   });
 
   it('marks the current step overdue only when it is still current and past due', () => {
@@ -270,16 +316,17 @@ describe('run events and the changes made at once', () => {
         type: 'step.overdue',
         at: new Date(due + 1).toISOString(),
         data: { step: 'One', dueDate: new Date(due).toISOString() },
+        actor: SYSTEM,
       },
     ]);
     expect(markOverdue(marked, 0, new Date(due + 2)), 'marked once').to.equal(undefined);
-    const completing = requestStepCompletion(run, {}, at(20));
+    const completing = requestStepCompletion(run, {}, at(20), TEST_ACTOR);
     expect(markOverdue(completing, 0, new Date(due + 1)), 'being completed').to.equal(undefined);
     const moved = applyPending(completing, at(30));
     expect(markOverdue(moved, 0, new Date(due + 1)), 'completed first').to.equal(undefined);
-    expect(markOverdue(cancelRun(run, undefined, at(20)), 0, new Date(due + 1))).to.equal(
-      undefined,
-    );
+    expect(
+      markOverdue(cancelRun(run, undefined, at(20), TEST_ACTOR), 0, new Date(due + 1)),
+    ).to.equal(undefined);
   });
 });
 
@@ -288,6 +335,7 @@ describe('run state with names that shadow Object.prototype', () => {
     const tricky: Template = {
       id: 't',
       organizationId: 'o',
+      version: 1,
       name: 'Tricky',
       pages: [
         {
@@ -296,20 +344,30 @@ describe('run state with names that shadow Object.prototype', () => {
         },
       ],
     };
-    const run = applyPending(newRun('r', 'o', tricky, {}, {}, t0), at(1));
+    const run = applyPending(newRun('r', 'o', tricky, {}, {}, t0, TEST_ACTOR), at(1));
     expect(run.currentStepAssignee).to.equal(null);
     expectRefusal(
-      () => requestStepCompletion(run, {}, at(2)),
+      () => requestStepCompletion(run, {}, at(2), TEST_ACTOR),
       'missing_required_field',
       /missing: toString/,
       '/input_fields/toString',
     );
-    expect(requestStepCompletion(run, { toString: 'ok' }, at(2)).requestedSeq).to.equal(2);
+    expect(requestStepCompletion(run, { toString: 'ok' }, at(2), TEST_ACTOR).requestedSeq).to.equal(
+      2,
+    );
   });
 
   describe('the WorkflowRun resource as JSON', () => {
     it('is exactly the resource object serialized, for a new, an active and a failed run', () => {
-      const fresh = newRun('run"1', 'org', template, { a: 'quote " \\ \u2028' }, {}, t0);
+      const fresh = newRun(
+        'run"1',
+        'org',
+        template,
+        { a: 'quote " \\ \u2028' },
+        {},
+        t0,
+        TEST_ACTOR,
+      );
       for (const run of [fresh, started(), failRun(started(), 'broken', at(20))]) {
         const text = resourceJson(run);
         expect(JSON.parse(text)).to.deep.equal(toResource(run));
@@ -320,7 +378,7 @@ describe('run state with names that shadow Object.prototype', () => {
     it('stays true when a changed run gets a new document', () => {
       const run = started();
       const before = resourceJson(run);
-      const next = requestStepCompletion(run, { a: 'changed' }, at(30));
+      const next = requestStepCompletion(run, { a: 'changed' }, at(30), TEST_ACTOR);
       expect(resourceJson(next)).to.not.equal(before);
       expect(JSON.parse(resourceJson(next))).to.deep.equal(toResource(next));
       expect(documentJson(next.document)).to.equal(JSON.stringify(next.document));
@@ -329,11 +387,11 @@ describe('run state with names that shadow Object.prototype', () => {
     it('is stored without only its template pages, whatever the template is called', () => {
       for (const name of ['Onboarding', 'a } b', '"}', '{"pages":[]}', '\\', '\u{1F600}}']) {
         const named: Template = { ...template, id: `id ${name}`, name };
-        for (const run of [newRun('r', 'org', named, { a: '}' }, {}, t0)]) {
+        for (const run of [newRun('r', 'org', named, { a: '}' }, {}, t0, TEST_ACTOR)]) {
           expect(documentJson(run.document)).to.equal(JSON.stringify(run.document));
           const { template: full, ...rest } = run.document;
           expect(JSON.parse(storedDocumentJson(run.document))).to.deep.equal({
-            template: { id: full.id, name: full.name },
+            template: { id: full.id, name: full.name, version: full.version },
             ...rest,
           });
         }
