@@ -3,6 +3,7 @@
 // field names and types exactly.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
+import { isScope } from '../../src/auth/scopes.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { specSchemas } from '../support/spec-schemas.js';
@@ -78,6 +79,18 @@ describe('the API document: GET /openapi.json', () => {
     expect(ok.headers).to.have.property('Link');
     const schemes = (document.components as Json).securitySchemes as Json;
     expect(schemes.apiKey).to.deep.include({ type: 'apiKey', in: 'header', name: 'Authorization' });
+  });
+
+  it('names the one scope of every operation, in its security, x-scope and description', () => {
+    const paths = document.paths as Record<string, Record<string, Json>>;
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const operation of Object.values(operations)) {
+        const scope = operation['x-scope'] as string;
+        expect(isScope(scope), `${path}: ${scope}`).to.equal(true);
+        expect(operation.security, path).to.deep.equal([{ apiKey: [scope] }]);
+        expect(operation.description, path).to.contain(`Scope: \`${scope}\``);
+      }
+    }
   });
 
   it('gives the spec’s three resources the spec’s field names and types', () => {

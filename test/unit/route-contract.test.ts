@@ -51,6 +51,32 @@ const cancelRun = defineRoute({
   },
 });
 
+// A route cannot be declared without the scope its key must hold, nor with one that is not a
+// scope: least privilege by construction.
+// @ts-expect-error scope is missing
+defineRoute({
+  operationId: 'noScope',
+  method: 'GET',
+  path: '/no-scope',
+  summary: 'a route that forgot its scope',
+  responses: { 200: { description: 'nothing' } },
+  async handle() {
+    return { status: 200, body: null };
+  },
+});
+defineRoute({
+  operationId: 'badScope',
+  method: 'GET',
+  path: '/bad-scope',
+  summary: 'a route with a scope that does not exist',
+  // @ts-expect-error not a scope
+  scope: 'runs:everything',
+  responses: { 200: { description: 'nothing' } },
+  async handle() {
+    return { status: 200, body: null };
+  },
+});
+
 describe('route contract', () => {
   it('finds every named schema the routes use, once each, Error and array items among them', () => {
     const found = namedSchemas([getRuns, cancelRun, getRuns]);
