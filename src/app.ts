@@ -2,6 +2,9 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { RedisClient } from './queue.js';
+import { auditRoutes } from './audit/audit-routes.js';
+import { auditSchemas } from './audit/audit-schemas.js';
+import { AuditStore } from './audit/audit-store.js';
 import { requireApiKey } from './auth/require-api-key.js';
 import type { KeyStore } from './auth/key-store.js';
 import type { Config } from './config.js';
@@ -65,6 +68,12 @@ export function apiRoutes(deps: AppDeps): Route[] {
     ...webhookRoutes({
       service: deps.webhookService,
       schemas: webhookSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
+    ...auditRoutes({
+      // Reads only: the entries are written by each change's own store, in its transaction.
+      store: new AuditStore(deps.db),
+      schemas: auditSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
   ];

@@ -12,6 +12,7 @@
 //   seed-demo
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { ADMIN_CLI } from '../audit/actor.js';
 import { KeyStore } from '../auth/key-store.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DomainError } from '../errors.js';
@@ -97,7 +98,8 @@ async function webhookCommand(
     new DeliveryLogStore(db, config.writeTimeoutMs),
     config.webhooks,
   );
-  const caller = { organizationId: org };
+  // The operator acts as ADMIN_CLI: the audit log names the CLI, not a key.
+  const caller = { organizationId: org, actor: ADMIN_CLI };
   try {
     switch (command) {
       case 'create-webhook-endpoint': {

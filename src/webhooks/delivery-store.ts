@@ -4,6 +4,7 @@
 // and steer is delivery-log-store.ts.
 import type { Db, TxQuery } from '../db.js';
 import { inlineSql, writeScript, writeTransaction } from '../db.js';
+import { parseActor } from '../audit/actor.js';
 import { storedEvent, type RunEvent, type RunEventType } from '../runs/run-events.js';
 import { disableEndpoint, markFailing, clearFailingSql, type Endpoint } from './endpoint-store.js';
 
@@ -79,6 +80,8 @@ interface HistoryJson {
   type: RunEventType;
   at: string;
   data: unknown;
+  /** The actor's JSON text (run_events.actor), null for events from before actors. */
+  actor: string | null;
 }
 
 type AttemptJoinRow = DeliveryRow & {
@@ -205,7 +208,8 @@ export class DeliveryStore {
               (SELECT JSON_ARRAYAGG(JSON_OBJECT(
                         'seq', h.seq, 'type', h.type,
                         'at', DATE_FORMAT(h.at, '%Y-%m-%dT%H:%i:%s.%fZ'),
-                        'data', JSON_EXTRACT(h.data, '$')) ORDER BY h.seq)
+                        'data', JSON_EXTRACT(h.data, '$'),
+                        'actor', h.actor) ORDER BY h.seq)
                  FROM run_events h
                 WHERE h.run_id = d.run_id AND h.seq <= d.event_seq) AS history
          FROM webhook_deliveries d
@@ -224,6 +228,7 @@ export class DeliveryStore {
         h.type,
         new Date(h.at).toISOString(),
         typeof h.data === 'string' ? JSON.parse(h.data) : h.data,
+        parseActor(h.actor ?? null),
       ),
     );
     const event = history.find((h) => h.seq === Number(row.event_seq));

@@ -2,6 +2,8 @@
 // and whether it is still enabled (its health: failing since when, disabled why). Every read
 // and write a client can cause is scoped to the organization; the health writes join the
 // transaction that records a delivery's attempt.
+import type { NewAuditEntry } from '../audit/audit-events.js';
+import { insertAuditEntries } from '../audit/audit-store.js';
 import { inlineSql, writeTransaction, type Db, type TxQuery } from '../db.js';
 import {
   insertIdempotencyRecords,
@@ -94,12 +96,13 @@ export class EndpointStore {
   /**
    * Adds an endpoint, owed the events committed from now on; refuses (returns undefined) when
    * the organization has `max` already. The count and the insert are one transaction, with
-   * the organization's row locked, so two concurrent creates cannot both pass the limit. The
-   * request's Idempotency-Key, if any, is stored in the same transaction.
+   * the organization's row locked, so two concurrent creates cannot both pass the limit. Its
+   * audit entry and the request's Idempotency-Key, if any, are stored in the same transaction.
    */
   async insert(
     endpoint: Omit<Endpoint, 'fromEventId'>,
     max: number,
+    audit: NewAuditEntry,
     key?: IdempotencyRecord,
   ): Promise<Endpoint | undefined> {
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
@@ -130,6 +133,7 @@ export class EndpointStore {
           stored.fromEventId,
         ],
       );
+      await insertAuditEntries(query, [audit]);
       if (key) await insertIdempotencyRecords(query, [key]);
       return stored;
     });
@@ -153,22 +157,30 @@ export class EndpointStore {
   }
 
   /**
-   * Removes an endpoint with its deliveries and their attempts, in one transaction: nothing is
-   * owed to it afterwards. False when there was none in this organization.
+   * Removes an endpoint with its deliveries and their attempts, in one transaction with its
+   * audit entry (made by `audit` from the endpoint removed): nothing is owed to it afterwards.
+   * False when there was none in this organization.
    */
-  async delete(organizationId: string, id: string, key?: IdempotencyRecord): Promise<boolean> {
+  async delete(
+    organizationId: string,
+    id: string,
+    audit: (endpoint: Endpoint) => NewAuditEntry,
+    key?: IdempotencyRecord,
+  ): Promise<boolean> {
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      const removed = await query(
-        'DELETE FROM webhook_endpoints WHERE organization_id = ? AND id = ?',
+      const [row] = (await query(
+        'SELECT * FROM webhook_endpoints WHERE organization_id = ? AND id = ? FOR UPDATE',
         [organizationId, id],
-      );
-      if (removed.affectedRows === 0) return false;
+      )) as unknown as Array<EndpointRow>;
+      if (!row) return false;
+      await query('DELETE FROM webhook_endpoints WHERE id = ?', [id]);
       await query(
         `DELETE a FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
           WHERE d.endpoint_id = ?`,
         [id],
       );
       await query('DELETE FROM webhook_deliveries WHERE endpoint_id = ?', [id]);
+      await insertAuditEntries(query, [audit(fromEndpointRow(row))]);
       if (key) await insertIdempotencyRecords(query, [key]);
       return true;
     });
@@ -176,15 +188,17 @@ export class EndpointStore {
 
   /**
    * Makes `secret` the signing secret; the one it replaces keeps signing beside it until
-   * `previousUntil`. Undefined when there is no such endpoint in this organization. The
-   * answer (it holds the new secret) is made by `answer` from the endpoint as stored, so the
-   * Idempotency-Key stored with it replays exactly that.
+   * `previousUntil`. Undefined when there is no such endpoint in this organization. Its audit
+   * entry is made by `audit`, and the answer (it holds the new secret) by `key`, both from the
+   * endpoint as stored and in the same transaction, so the Idempotency-Key stored with it
+   * replays exactly that.
    */
   async rotateSecret(
     organizationId: string,
     id: string,
     secret: string,
     previousUntil: Date,
+    audit: (endpoint: Endpoint) => NewAuditEntry,
     key?: (endpoint: Endpoint) => IdempotencyRecord | undefined,
   ): Promise<Endpoint | undefined> {
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
@@ -204,6 +218,7 @@ export class EndpointStore {
         previousSecret: row.secret,
         previousSecretExpiresAt: previousUntil,
       };
+      await insertAuditEntries(query, [audit(rotated)]);
       const record = key?.(rotated);
       if (record) await insertIdempotencyRecords(query, [record]);
       return rotated;

@@ -1,7 +1,8 @@
 // What a delivery says: `{"type", "timestamp", "data"}` as Standard Webhooks lays it out. data
 // is the event's own data (the step concerned, its assignee, a reason, an error) with the run
-// id, the organization, the event's place in the run's history (seq) and the run's summary
-// right after the change, in the spec's WorkflowRunSummary fields. The summary is folded from
+// id, the organization, the event's place in the run's history (seq), who made the change
+// (actor, as in the run's history; absent for events from before actors were recorded) and
+// the run's summary right after the change, in the spec's WorkflowRunSummary fields. The summary is folded from
 // the run's history up to the event, so a delivery made late, or again, still tells the run as
 // it was then, not as it is now.
 import { assertNever, type RunEvent } from '../runs/run-events.js';
@@ -103,6 +104,7 @@ export function deliveryBody(
       runId: run.id,
       organizationId: run.organizationId,
       seq: event.seq,
+      ...(event.actor ? { actor: event.actor } : {}),
       run: run.summary,
     },
   });

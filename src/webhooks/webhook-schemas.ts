@@ -4,7 +4,9 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
-import { RUN_EVENT_TYPES } from '../runs/run-events.js';
+import { ActorSchema } from '../audit/actor.js';
+import { RUN_EVENT_DATA, RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
+import { WorkflowRunSummarySchema } from '../runs/run-schemas.js';
 import { DELIVERY_STATUSES } from './delivery-store.js';
 
 const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -110,6 +112,53 @@ export const WebhookDeliverySchema = {
       },
     },
   },
+} as const;
+
+/** The run's summary right after the event: WorkflowRunSummary, embedded (without its $id). */
+const payloadSummary = Object.fromEntries(
+  Object.entries(WorkflowRunSummarySchema).filter(([keyword]) => keyword !== '$id'),
+) as Omit<typeof WorkflowRunSummarySchema, '$id'>;
+
+/** A delivery of one type of event: its data is that type's, with what every delivery adds. */
+const payloadOf = <const T extends RunEventType>(type: T) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'timestamp', 'data'],
+    properties: {
+      type: { type: 'string', const: type },
+      timestamp: { ...dateTime, description: 'when the change was made' },
+      data: {
+        type: 'object',
+        description: RUN_EVENT_DATA[type].description,
+        additionalProperties: false,
+        required: [...RUN_EVENT_DATA[type].required, 'runId', 'organizationId', 'seq', 'run'],
+        properties: {
+          ...RUN_EVENT_DATA[type].properties,
+          runId: { type: 'string' },
+          organizationId: { type: 'string' },
+          seq: {
+            type: 'integer',
+            minimum: 1,
+            description: "the event's place in the run's history",
+          },
+          actor: {
+            ...ActorSchema,
+            description: `${ActorSchema.description}; absent for events recorded before actors were`,
+          },
+          run: payloadSummary,
+        },
+      },
+    },
+  }) as const;
+
+/**
+ * The body of a delivery (payload.ts), as README documents it: not an answer of the API, so
+ * no route lists it; a receiver (and the tests) can check what it is sent against it.
+ */
+export const WebhookPayloadSchema = {
+  $id: 'WebhookPayload',
+  oneOf: RUN_EVENT_TYPES.map((type) => payloadOf(type)),
 } as const;
 
 export function webhookSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listMaxLimit'>) {

@@ -2,6 +2,7 @@
 // operator's policy, a new secret), listing, deleting, rotating a secret, the delivery log and
 // redelivery. Every call is scoped to the caller's organization: another organization's ids
 // are not found.
+import type { NewAuditEntry } from '../audit/audit-events.js';
 import type { Principal } from '../auth/key-store.js';
 import type { WebhookConfig } from '../config.js';
 import { DomainError, pointer } from '../errors.js';
@@ -11,7 +12,7 @@ import type { WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
 import { deliveryRef, type AttemptRow, type DeliveryRow } from './delivery-store.js';
-import type { EndpointStore } from './endpoint-store.js';
+import type { Endpoint, EndpointStore } from './endpoint-store.js';
 import { newSecret } from './signing.js';
 import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';
 import type {
@@ -38,8 +39,39 @@ const jsonAnswer = (claim: IdempotencyClaim | undefined, status: number, body: u
 const endpointNotFound = (id: string) =>
   new DomainError('endpoint_not_found', `webhook endpoint '${id}' not found`);
 
-/** Who asks: an API key's organization, or an operator naming one (admin CLI). */
-export type Caller = Pick<Principal, 'organizationId'>;
+/**
+ * Who asks: an API key (its organization, and itself as the actor of its changes), or an
+ * operator naming an organization (admin CLI, actor ADMIN_CLI).
+ */
+export type Caller = Pick<Principal, 'organizationId' | 'actor'>;
+
+/** The audit entries of the endpoints' changes: no secret in any of them. */
+const audit = {
+  created: (caller: Caller, e: Omit<Endpoint, 'fromEventId'>): NewAuditEntry => ({
+    organizationId: caller.organizationId,
+    type: 'webhook_endpoint.created',
+    actor: caller.actor,
+    targetId: e.id,
+    data: { url: e.url, ...(e.eventTypes ? { events: [...e.eventTypes] } : {}) },
+    at: e.createdAt,
+  }),
+  deleted: (caller: Caller, e: Endpoint, at: Date): NewAuditEntry => ({
+    organizationId: caller.organizationId,
+    type: 'webhook_endpoint.deleted',
+    actor: caller.actor,
+    targetId: e.id,
+    data: { url: e.url },
+    at,
+  }),
+  secretRotated: (caller: Caller, id: string, previousUntil: Date, at: Date): NewAuditEntry => ({
+    organizationId: caller.organizationId,
+    type: 'webhook_endpoint.secret_rotated',
+    actor: caller.actor,
+    targetId: id,
+    data: { previousSecretExpiresAt: previousUntil.toISOString() },
+    at,
+  }),
+};
 
 export class WebhookService {
   constructor(
@@ -85,6 +117,7 @@ export class WebhookService {
     const stored = await this.endpoints.insert(
       endpoint,
       this.config.maxEndpoints,
+      audit.created(principal, endpoint),
       jsonAnswer(claim, 200, answer),
     );
     if (!stored) {
@@ -109,11 +142,13 @@ export class WebhookService {
   ): Promise<{ id: string; deleted: true }> {
     const answer = { id, deleted: true as const };
     beginWrite(gate);
-    if (
-      !(await this.endpoints.delete(principal.organizationId, id, jsonAnswer(claim, 200, answer)))
-    ) {
-      throw endpointNotFound(id);
-    }
+    const deleted = await this.endpoints.delete(
+      principal.organizationId,
+      id,
+      (e) => audit.deleted(principal, e, new Date()),
+      jsonAnswer(claim, 200, answer),
+    );
+    if (!deleted) throw endpointNotFound(id);
     return answer;
   }
 
@@ -129,12 +164,14 @@ export class WebhookService {
       ...toEndpointView(e, now),
       secret,
     });
+    const previousUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
     beginWrite(gate);
     const rotated = await this.endpoints.rotateSecret(
       principal.organizationId,
       id,
       secret,
-      new Date(now.getTime() + ROTATION_OVERLAP_MS),
+      previousUntil,
+      (e) => audit.secretRotated(principal, e.id, previousUntil, now),
       (e) => jsonAnswer(claim, 200, view(e)),
     );
     if (!rotated) throw endpointNotFound(id);

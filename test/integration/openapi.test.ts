@@ -52,6 +52,7 @@ describe('the API document: GET /openapi.json', () => {
         '/rotate-webhook-secret',
         '/get-webhook-deliveries',
         '/redeliver-webhook',
+        '/get-audit-log',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;
