@@ -51,6 +51,10 @@ describe('the API document: GET /openapi.json', () => {
         '/rotate-webhook-secret',
         '/get-webhook-deliveries',
         '/redeliver-webhook',
+        '/create-api-key',
+        '/get-api-keys',
+        '/revoke-api-key',
+        '/roll-api-key',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;
