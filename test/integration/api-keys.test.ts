@@ -117,7 +117,10 @@ describe('API keys over the API', () => {
 
   const counts = async () => ({
     keys: Number((await testDb()('api_keys').count({ n: '*' }))[0]!.n),
-    audit: Number((await testDb()('audit_log').count({ n: '*' }))[0]!.n),
+    // Expiries are the reconciler's, whenever it passes: not a request's doing.
+    audit: Number(
+      (await testDb()('audit_log').whereNot({ type: 'api_key.expired' }).count({ n: '*' }))[0]!.n,
+    ),
   });
 
   describe('POST /create-api-key', () => {
@@ -530,6 +533,28 @@ describe('API keys over the API', () => {
     expect(new Date(later).getTime()).to.be.greaterThan(new Date(first).getTime());
   });
 
+  it('writes no lastUsedAt per request, and the uses noted when the API shuts down', async () => {
+    const slow = await startApi({ KEY_LAST_USED_FLUSH_MS: '60000' });
+    try {
+      const key = await createKey(testDb(), a.orgId, { scopes: ['runs:read'] });
+      for (let i = 0; i < 5; i++) {
+        expect((await request(`${slow.url}/get-workflow-runs`, { key: key.key })).status).to.equal(
+          200,
+        );
+      }
+      const usedAt = Date.now();
+      await sleep(300);
+      const row = async () => testDb()('api_keys').where({ id: key.id }).first();
+      expect((await row()).last_used_at, 'written by a request').to.equal(null);
+      expect(await slow.stop()).to.equal(0);
+      const written = (await row()).last_used_at as Date | null;
+      expect(written, 'written at shutdown').to.be.instanceOf(Date);
+      expect(written!.getTime()).to.be.within(usedAt - 2000, usedAt);
+    } finally {
+      await slow.stop();
+    }
+  });
+
   it('writes api_key.expired once per expired key from the reconciler (system), none for a key revoked first', async () => {
     const t = await createTenant(testDb());
     const soon = () => new Date(Date.now() + 800);
@@ -566,6 +591,8 @@ describe('API keys over the API', () => {
     }
     const refused = await request<Json>(`${api.url}/get-workflow-runs`, { key: expiring[0]!.key });
     expect(refused.body.code).to.equal('api_key_expired');
+    await worker.stop();
+    worker = undefined;
   });
 
   describe('the admin CLI', () => {
