@@ -7,6 +7,9 @@ import { auditSchemas } from './audit/audit-schemas.js';
 import { AuditStore } from './audit/audit-store.js';
 import { requireApiKey } from './auth/require-api-key.js';
 import type { KeyStore } from './auth/key-store.js';
+import { keyRoutes } from './auth/key-routes.js';
+import { keySchemas } from './auth/key-schemas.js';
+import type { KeyService } from './auth/key-service.js';
 import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppState } from './http/context.js';
@@ -45,6 +48,7 @@ export interface AppDeps {
   runs: RunStore;
   runService: RunService;
   webhookService: WebhookService;
+  keyService: KeyService;
   isShuttingDown: () => boolean;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
@@ -68,6 +72,11 @@ export function apiRoutes(deps: AppDeps): Route[] {
     ...webhookRoutes({
       service: deps.webhookService,
       schemas: webhookSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
+    ...keyRoutes({
+      service: deps.keyService,
+      schemas: keySchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
     ...auditRoutes({

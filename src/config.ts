@@ -37,6 +37,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** How long a looked-up API key (or a miss) is trusted before MySQL is asked again. */
   keyCacheTtlMs: number;
+  /** How often an API process writes when its keys were last used (lastUsedAt). */
+  keyLastUsedFlushMs: number;
   dbPoolMax: number;
   dbAcquireTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -200,6 +202,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitMax: int(env, 'RATE_LIMIT_MAX', 6000, 0, 1_000_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 2000, 0, 60000),
+    // At most a minute: lastUsedAt is promised at most a minute old.
+    keyLastUsedFlushMs: int(env, 'KEY_LAST_USED_FLUSH_MS', 15000, 100, 60000),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
     dbAcquireTimeoutMs: int(env, 'DB_ACQUIRE_TIMEOUT_MS', 2000, 100, 60000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),

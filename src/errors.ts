@@ -12,9 +12,12 @@ export const DOMAIN_ERROR_CODES = [
   'unknown_page',
   'missing_required_field',
   'invalid_url',
+  'expiry_in_past',
+  'scope_not_held',
   'run_not_found',
   'endpoint_not_found',
   'delivery_not_found',
+  'api_key_not_found',
   'run_not_started',
   'run_not_active',
   'completion_pending',
@@ -24,6 +27,8 @@ export const DOMAIN_ERROR_CODES = [
   'run_changed_concurrently',
   'endpoint_limit_reached',
   'endpoint_disabled',
+  'api_key_inactive',
+  'api_key_secret_withheld',
   'timed_out',
 ] as const;
 

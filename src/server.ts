@@ -5,7 +5,9 @@ import { createApp } from './app.js';
 import { registerProcessGauges } from './metrics/gauges.js';
 import { startMetricsServer } from './metrics/server.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { KeyService } from './auth/key-service.js';
 import { KeyStore } from './auth/key-store.js';
+import { KeyUsage } from './auth/key-usage.js';
 import { loadConfigOrExit } from './config.js';
 import { createDb } from './db.js';
 import { onShutdown, throttledWarn } from './lib/process.js';
@@ -46,6 +48,13 @@ const webhookService = new WebhookService(
   config.webhooks,
   queues.get('webhookDelivery'),
 );
+// Uses of keys are noted in memory and written in one UPDATE per interval (key-usage.ts).
+const keyUsage = new KeyUsage(db, config.keyLastUsedFlushMs, log, config.writeTimeoutMs);
+const keys = new KeyStore(db, config.keyCacheTtlMs, {
+  lookupTimeoutMs: config.requestTimeoutMs,
+  writeTimeoutMs: config.writeTimeoutMs,
+  usage: keyUsage,
+});
 let shuttingDown = false;
 
 const app = createApp({
@@ -53,16 +62,18 @@ const app = createApp({
   log,
   db,
   redis,
-  keys: new KeyStore(db, config.keyCacheTtlMs, config.requestTimeoutMs),
+  keys,
   templates,
   runs,
   runService,
   webhookService,
+  keyService: new KeyService(keys),
   isShuttingDown: () => shuttingDown,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
 
+keyUsage.start();
 registerProcessGauges({ db, redisPing: () => redis.ping() });
 const metricsServer = startMetricsServer(config.metricsPort, log);
 
@@ -83,6 +94,8 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   await closed;
   clearTimeout(force);
   await runService.drain();
+  // After the last request: the uses it noted are written too.
+  await keyUsage.stop();
   await queues.close();
   redis.disconnect();
   connections.close();

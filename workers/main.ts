@@ -5,6 +5,7 @@ import { type Processor, Worker } from 'bullmq';
 import { loadConfigOrExit } from '../src/config.js';
 import { createDb } from '../src/db.js';
 import { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
+import { KeyStore } from '../src/auth/key-store.js';
 import { JOB_KIND_NAMES, JOB_KINDS, type Processors } from '../src/jobs/kinds.js';
 import { ProcessQueues } from '../src/jobs/process-queues.js';
 import { onShutdown, throttledWarn } from '../src/lib/process.js';
@@ -96,6 +97,7 @@ const reconciler = new Reconciler(
   log,
   new IdempotencyStore(db),
   { store: deliveries, jobs: deliveryJobs },
+  new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),
 );
 reconciler.start();
 dispatcher.start();

@@ -7,13 +7,15 @@
 //   - webhook deliveries owed and due, not held by an attempt and first of their run to their
 //     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
 //     no-op);
-//   - expired Idempotency-Keys are deleted.
+//   - expired Idempotency-Keys are deleted;
+//   - API keys past their expiry are recorded in the audit log, once each (api_key.expired).
 import type { RunJobs } from '../src/jobs/apply-runs.js';
 import type { DeliveryJobs } from '../src/jobs/webhook-delivery.js';
 import { Periodic } from '../src/lib/periodic.js';
 import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
+import type { KeyStore } from '../src/auth/key-store.js';
 import { markPastDueSteps } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
 import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
@@ -29,6 +31,7 @@ export class Reconciler {
     private readonly log: Logger,
     private readonly keys?: IdempotencyStore,
     private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
+    private readonly apiKeys?: Pick<KeyStore, 'recordExpiries'>,
   ) {
     this.loop = new Periodic(() => this.reconcileOnce(), {
       intervalMs: options.intervalMs,
@@ -52,7 +55,22 @@ export class Reconciler {
       (await this.markPastDue()) +
       (await this.reenqueueDeliveries());
     await this.keys?.deleteExpired();
+    await this.recordKeyExpiries();
     return done;
+  }
+
+  /** Keys past their expiry, recorded once each; a few bounded batches a pass. */
+  private async recordKeyExpiries(): Promise<number> {
+    if (!this.apiKeys) return 0;
+    const batch = this.options.batch ?? 1000;
+    let recorded = 0;
+    for (let round = 0; round < 10; round++) {
+      const n = await this.apiKeys.recordExpiries(new Date(), batch);
+      recorded += n;
+      if (n < batch) break;
+    }
+    if (recorded > 0) this.log.info('recorded expired API keys', { keys: recorded });
+    return recorded;
   }
 
   /** Steps whose due date passed more than afterMs ago (their timer had its chance). */

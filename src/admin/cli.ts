@@ -1,7 +1,7 @@
 // The operators' command line: each command prints one JSON object on stdout, or a message on
 // stderr and a non-zero exit status.
 //   create-org --name NAME
-//   create-api-key --org ORG_ID [--name NAME]
+//   create-api-key --org ORG_ID [--name NAME] [--scopes SCOPE,SCOPE] [--expires-at TIME]
 //   revoke-api-key --id KEY_ID
 //   import-template --org ORG_ID --file PATH
 //   create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ADMIN_CLI } from '../audit/actor.js';
 import { KeyStore } from '../auth/key-store.js';
+import { ALL_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DomainError } from '../errors.js';
 import { NO_DEADLINE } from '../lib/deadline.js';
@@ -32,7 +33,7 @@ class UsageError extends Error {}
 
 const USAGE = `usage: admin <command> [options]
   create-org --name NAME
-  create-api-key --org ORG_ID [--name NAME]
+  create-api-key --org ORG_ID [--name NAME] [--scopes SCOPE,SCOPE] [--expires-at TIME]
   revoke-api-key --id KEY_ID
   import-template --org ORG_ID --file PATH
   create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
@@ -75,6 +76,28 @@ async function importTemplate(db: Db, org: string, file: string) {
     organization_id: org,
     pages: template.pages.length,
   };
+}
+
+/** --scopes a,b: every scope when left out (as keys made by the CLI always held). */
+function scopesOption(raw: string | undefined): Scope[] | undefined {
+  if (raw === undefined) return undefined;
+  const scopes = raw.split(',').map((s) => s.trim());
+  const unknown = scopes.find((s) => !isScope(s));
+  if (unknown !== undefined) {
+    throw new UsageError(`unknown scope '${unknown}'; one of ${ALL_SCOPES.join(', ')}`);
+  }
+  return scopes as Scope[];
+}
+
+/** --expires-at: an ISO 8601 time in the future. */
+function expiresAtOption(raw: string | undefined): Date | undefined {
+  if (raw === undefined) return undefined;
+  const at = new Date(raw);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(at.getTime())) {
+    throw new UsageError(`--expires-at must be an ISO 8601 time, got '${raw}'`);
+  }
+  if (at.getTime() <= Date.now()) throw new UsageError('--expires-at must be in the future');
+  return at;
 }
 
 const WEBHOOK_COMMANDS = [
@@ -146,6 +169,8 @@ async function run(argv: string[]): Promise<unknown> {
       url: { type: 'string' },
       events: { type: 'string' },
       description: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
     },
     strict: true,
   });
@@ -173,9 +198,15 @@ async function run(argv: string[]): Promise<unknown> {
       case 'create-api-key': {
         const org = required(values, 'org');
         await requireOrg(db, org);
-        return await keys.create(org, values.name ?? null);
+        const scopes = scopesOption(values.scopes);
+        const expiresAt = expiresAtOption(values['expires-at']);
+        return await keys.create(org, values.name ?? null, {
+          ...(scopes ? { scopes } : {}),
+          ...(expiresAt ? { expiresAt } : {}),
+        });
       }
       case 'revoke-api-key': {
+        // Audited as the admin CLI's; revoking twice keeps the first time.
         const revoked = await keys.revoke(required(values, 'id'));
         if (!revoked) throw new UsageError(`API key ${values.id} not found`);
         return revoked;

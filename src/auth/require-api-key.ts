@@ -30,6 +30,7 @@ export function requireApiKey(keys: KeyStore): Middleware<AppState> {
       );
     }
     ctx.state.principal = principal;
+    keys.recordUse(principal.keyId);
     await next();
   };
 }

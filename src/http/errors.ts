@@ -22,9 +22,15 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   unknown_page: { status: 400, meaning: 'a user_assignments key that is not a page' },
   missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
   invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
+  expiry_in_past: { status: 400, meaning: 'expires_at is not in the future' },
+  scope_not_held: {
+    status: 403,
+    meaning: 'the key would grant a scope it does not hold itself (named)',
+  },
   run_not_found: { status: 404, meaning: 'no such run in this organization' },
   endpoint_not_found: { status: 404, meaning: 'no such webhook endpoint in this organization' },
   delivery_not_found: { status: 404, meaning: 'no such webhook delivery in this organization' },
+  api_key_not_found: { status: 404, meaning: 'no such API key in this organization' },
   run_not_started: { status: 409, meaning: 'the run is still pending; retry shortly' },
   run_not_active: { status: 409, meaning: 'the run has ended' },
   completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },
@@ -40,6 +46,15 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning: 'the organization has as many endpoints as it may',
   },
   endpoint_disabled: { status: 409, meaning: "the delivery's endpoint is disabled" },
+  api_key_inactive: {
+    status: 409,
+    meaning: 'the key is revoked, expired or already replaced by a roll',
+  },
+  api_key_secret_withheld: {
+    status: 409,
+    meaning:
+      'a replay: the key was made by the first request with this Idempotency-Key; its secret is not shown again',
+  },
   timed_out: { status: 503, meaning: 'not finished in time; nothing was done' },
 };
 

@@ -53,6 +53,10 @@ describe('the API document: GET /openapi.json', () => {
         '/get-webhook-deliveries',
         '/redeliver-webhook',
         '/get-audit-log',
+        '/create-api-key',
+        '/get-api-keys',
+        '/revoke-api-key',
+        '/roll-api-key',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;

@@ -1,5 +1,6 @@
 // Organizations, keys and templates for tests, written through the service's own stores.
 import { KeyStore } from '../../src/auth/key-store.js';
+import type { Scope } from '../../src/auth/scopes.js';
 import type { Db } from '../../src/db.js';
 import { createOrganization } from '../../src/organizations.js';
 import type { Template, TemplateDefinition } from '../../src/templates/template.js';
@@ -51,4 +52,14 @@ export function createBody(tenant: Tenant, extra: Record<string, unknown> = {}) 
     user_assignments: { Request: 'alice', Approval: 'bob' },
     ...extra,
   };
+}
+
+/** Another key of an organization, as an operator makes it (every scope unless told). */
+export async function createKey(
+  db: Db,
+  orgId: string,
+  options: { name?: string; scopes?: readonly Scope[]; expiresAt?: Date } = {},
+): Promise<{ id: string; key: string; prefix: string }> {
+  const made = await new KeyStore(db, 0).create(orgId, options.name ?? 'test', options);
+  return { id: made.id, key: made.key, prefix: made.key_prefix };
 }

@@ -1,0 +1,123 @@
+// Least privilege on every route, by construction: the operations are read from the served API
+// document (generated from apiRoutes, so a route added later is covered without touching this
+// file). For each one, a key holding every scope but the operation's is refused with 403
+// insufficient_scope naming that scope, before its body is read; a key holding only that scope
+// passes the check. The README's table of operation → scope is held to the same document.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { ALL_SCOPES, isScope, type Scope } from '../../src/auth/scopes.js';
+import { assertDescribed } from '../support/api-document.js';
+import { createKey, createTenant } from '../support/fixtures.js';
+import { request } from '../support/http.js';
+import { startApi, type ApiProcess } from '../support/processes.js';
+import { testDb } from '../support/root-hooks.js';
+
+type Json = Record<string, unknown>;
+
+interface Operation {
+  method: 'GET' | 'POST';
+  path: string;
+  scope: string;
+}
+
+const root = fileURLToPath(new URL('../../../', import.meta.url)); // from dist/test/integration
+
+function operations(document: Json): Operation[] {
+  const found: Operation[] = [];
+  for (const [path, byMethod] of Object.entries(document.paths as Record<string, Json>)) {
+    for (const [method, operation] of Object.entries(byMethod as Record<string, Json>)) {
+      found.push({
+        method: method.toUpperCase() as Operation['method'],
+        path,
+        scope: operation['x-scope'] as string,
+      });
+    }
+  }
+  return found;
+}
+
+/** The README's table of operations: "METHOD /path" → scope. */
+function readmeScopes(): Map<string, string> {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const start = readme.indexOf('## API keys and scopes');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const rows = new Map<string, string>();
+  for (const m of section.matchAll(/^\| `(GET|POST) (\/[a-z-]+)`\s*\| `([a-z]+:[a-z]+)`\s*\|/gm)) {
+    rows.set(`${m[1]} ${m[2]}`, m[3]!);
+  }
+  return rows;
+}
+
+describe('scopes: every operation, by the route list', () => {
+  let api: ApiProcess;
+  let document: Json;
+  let ops: Operation[];
+  /** Per scope: a key holding only it, and one holding every other scope. */
+  const only = new Map<Scope, string>();
+  const allBut = new Map<Scope, string>();
+
+  before(async () => {
+    api = await startApi();
+    document = (await request<Json>(`${api.url}/openapi.json`)).body;
+    ops = operations(document);
+    const tenant = await createTenant(testDb());
+    for (const scope of ALL_SCOPES) {
+      only.set(scope, (await createKey(testDb(), tenant.orgId, { scopes: [scope] })).key);
+      const others = ALL_SCOPES.filter((s) => s !== scope);
+      allBut.set(scope, (await createKey(testDb(), tenant.orgId, { scopes: others })).key);
+    }
+  });
+
+  after(() => api?.stop());
+
+  it('reads every operation from the document, each with one known scope', () => {
+    expect(ops.length).to.be.greaterThan(15);
+    for (const op of ops) expect(isScope(op.scope), `${op.method} ${op.path}`).to.equal(true);
+    // The key endpoints are among them (the list is the routes', not this file's).
+    expect(ops.map((o) => `${o.method} ${o.path}`)).to.include.members([
+      'POST /create-api-key',
+      'GET /get-api-keys',
+      'POST /revoke-api-key',
+      'POST /roll-api-key',
+    ]);
+  });
+
+  const call = (op: Operation, key: string) =>
+    request<Json>(`${api.url}${op.path}`, {
+      method: op.method,
+      key,
+      ...(op.method === 'POST' ? { body: {} } : {}),
+    });
+
+  it('refuses a key lacking the scope of the operation with 403 insufficient_scope naming it, on every operation', async () => {
+    for (const op of ops) {
+      const res = await call(op, allBut.get(op.scope as Scope)!);
+      const what = `${op.method} ${op.path} without ${op.scope}`;
+      expect(res.status, what).to.equal(403);
+      expect(res.body.code, what).to.equal('insufficient_scope');
+      expect(res.body.message, what).to.include(`'${op.scope}'`);
+      await assertDescribed(api.url, op.method, op.path, res.status, res.body);
+    }
+  });
+
+  it('lets a key holding only the scope of the operation past the check, on every operation', async () => {
+    for (const op of ops) {
+      const res = await call(op, only.get(op.scope as Scope)!);
+      const what = `${op.method} ${op.path} with only ${op.scope}: ${res.status} ${res.text.slice(0, 200)}`;
+      // An empty body or query may well be refused (400, 404): only not for its scope.
+      expect(res.body?.code, what).to.not.equal('insufficient_scope');
+      expect(res.status, what).to.be.below(500);
+      await assertDescribed(api.url, op.method, op.path, res.status, res.body);
+    }
+  });
+
+  it('are listed in the README, operation by operation, exactly as the routes declare them', () => {
+    const table = readmeScopes();
+    const routes = new Map(ops.map((op) => [`${op.method} ${op.path}`, op.scope]));
+    expect(Object.fromEntries([...table].sort())).to.deep.equal(
+      Object.fromEntries([...routes].sort()),
+    );
+  });
+});
