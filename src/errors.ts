@@ -8,6 +8,9 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_body',
   'invalid_query',
   'unknown_template',
+  'unknown_template_version',
+  'duplicate_page_name',
+  'duplicate_input_id',
   'unknown_input_field',
   'unknown_page',
   'missing_required_field',
@@ -15,6 +18,8 @@ export const DOMAIN_ERROR_CODES = [
   'run_not_found',
   'endpoint_not_found',
   'delivery_not_found',
+  'template_not_found',
+  'template_version_not_found',
   'run_not_started',
   'run_not_active',
   'completion_pending',
@@ -24,6 +29,8 @@ export const DOMAIN_ERROR_CODES = [
   'run_changed_concurrently',
   'endpoint_limit_reached',
   'endpoint_disabled',
+  'template_version_conflict',
+  'template_archived',
   'timed_out',
 ] as const;
 
