@@ -25,14 +25,15 @@ import type { Logger } from './logger.js';
 import { runRoutes } from './runs/run-routes.js';
 import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
-import { templateRoutes, templateSchemas } from './templates/template-routes.js';
+import { templateRoutes } from './templates/template-routes.js';
+import { templateSchemas } from './templates/template-schemas.js';
+import type { TemplateService } from './templates/template-service.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { openApiDocument } from './http/openapi.js';
 import { docsRoutes } from './http/docs-routes.js';
 import { operatorBoard } from './http/operator-board.js';
 import type { Queue } from 'bullmq';
 import { runSchemas } from './runs/run-schemas.js';
-import type { TemplateStore } from './templates/template-store.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { webhookSchemas } from './webhooks/webhook-schemas.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
@@ -44,7 +45,7 @@ export interface AppDeps {
   /** Fail-fast Redis connection for the rate limiter and readiness. */
   redis: RedisClient;
   keys: KeyStore;
-  templates: TemplateStore;
+  templateService: TemplateService;
   runs: RunStore;
   runService: RunService;
   webhookService: WebhookService;
@@ -65,7 +66,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       defaultLimit: config.listDefaultLimit,
     }),
     ...templateRoutes({
-      store: deps.templates,
+      service: deps.templateService,
       schemas: templateSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),

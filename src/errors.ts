@@ -8,6 +8,9 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_body',
   'invalid_query',
   'unknown_template',
+  'unknown_template_version',
+  'duplicate_page_name',
+  'duplicate_input_id',
   'unknown_input_field',
   'unknown_page',
   'missing_required_field',
@@ -18,6 +21,8 @@ export const DOMAIN_ERROR_CODES = [
   'endpoint_not_found',
   'delivery_not_found',
   'api_key_not_found',
+  'template_not_found',
+  'template_version_not_found',
   'run_not_started',
   'run_not_active',
   'completion_pending',
@@ -29,6 +34,8 @@ export const DOMAIN_ERROR_CODES = [
   'endpoint_disabled',
   'api_key_inactive',
   'api_key_secret_withheld',
+  'template_version_conflict',
+  'template_archived',
   'timed_out',
 ] as const;
 

@@ -17,6 +17,7 @@ import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
+import { TemplateService } from './templates/template-service.js';
 import { TemplateStore } from './templates/template-store.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
 import { EndpointStore } from './webhooks/endpoint-store.js';
@@ -31,7 +32,7 @@ redis.on('error', throttledWarn(log, 'redis connection error'));
 // Opened as used: the API adds runs and redeliveries; the other kinds are its only for the board.
 const queues = new ProcessQueues(connections, config, log, 'wrs-api');
 
-const templates = new TemplateStore(db);
+const templates = new TemplateStore(db, config.writeTimeoutMs);
 // New runs' batches go in two round trips on a pool of their own that allows several
 // statements a query (RunStore); nothing else the API sends may carry more than one.
 const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, { multipleStatements: true });
@@ -63,7 +64,7 @@ const app = createApp({
   db,
   redis,
   keys,
-  templates,
+  templateService: new TemplateService(templates),
   runs,
   runService,
   webhookService,

@@ -3,7 +3,7 @@
 //   create-org --name NAME
 //   create-api-key --org ORG_ID [--name NAME] [--scopes SCOPE,SCOPE] [--expires-at TIME]
 //   revoke-api-key --id KEY_ID
-//   import-template --org ORG_ID --file PATH
+//   import-template --org ORG_ID --file PATH [--id TEMPLATE_ID]
 //   create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
 //   list-webhook-endpoints --org ORG_ID
 //   delete-webhook-endpoint --org ORG_ID --id ENDPOINT_ID
@@ -26,6 +26,7 @@ import { createDb, type Db } from '../db.js';
 import { migrate } from '../migrate.js';
 import { createOrganization, organizationExists } from '../organizations.js';
 import { parseTemplateDefinition } from '../templates/template.js';
+import { TemplateService } from '../templates/template-service.js';
 import { TemplateStore } from '../templates/template-store.js';
 import { DEMO_TEMPLATE } from './demo-template.js';
 
@@ -35,7 +36,7 @@ const USAGE = `usage: admin <command> [options]
   create-org --name NAME
   create-api-key --org ORG_ID [--name NAME] [--scopes SCOPE,SCOPE] [--expires-at TIME]
   revoke-api-key --id KEY_ID
-  import-template --org ORG_ID --file PATH
+  import-template --org ORG_ID --file PATH [--id TEMPLATE_ID]
   create-webhook-endpoint --org ORG_ID --url URL [--events TYPE,TYPE] [--description TEXT]
   list-webhook-endpoints --org ORG_ID
   delete-webhook-endpoint --org ORG_ID --id ENDPOINT_ID
@@ -53,7 +54,12 @@ async function requireOrg(db: Db, id: string): Promise<void> {
   if (!(await organizationExists(db, id))) throw new UsageError(`organization ${id} not found`);
 }
 
-async function importTemplate(db: Db, org: string, file: string) {
+/**
+ * A template file as a new template or, with an id, as a new version of that template (saved
+ * from its current latest version): the same checks, limits and audit entries as the API's,
+ * by the admin CLI.
+ */
+async function importTemplate(db: Db, config: Config, org: string, file: string, id?: string) {
   await requireOrg(db, org);
   let text: string;
   try {
@@ -67,15 +73,33 @@ async function importTemplate(db: Db, org: string, file: string) {
   } catch {
     throw new UsageError(`${file} is not valid JSON`);
   }
-  const parsed = parseTemplateDefinition(json);
-  if (!parsed.ok) throw new UsageError(`invalid template: ${parsed.message}`);
-  const template = await new TemplateStore(db).insert(org, parsed.value);
-  return {
-    id: template.id,
-    name: template.name,
-    organization_id: org,
-    pages: template.pages.length,
-  };
+  const service = new TemplateService(new TemplateStore(db, config.writeTimeoutMs));
+  const caller = { organizationId: org, actor: ADMIN_CLI };
+  try {
+    const definition = parseTemplateDefinition(json);
+    const template =
+      id === undefined
+        ? await service.create(caller, definition)
+        : await service.update(caller, {
+            id,
+            expected_version: await service.latestVersion(caller, id),
+            ...definition,
+          });
+    return {
+      id: template.id,
+      version: template.version,
+      name: template.name,
+      organization_id: org,
+      pages: template.pages.length,
+    };
+  } catch (err) {
+    if (err instanceof DomainError) {
+      throw new UsageError(
+        `invalid template: ${err.message}${err.field ? ` (at ${err.field})` : ''}`,
+      );
+    }
+    throw err;
+  }
 }
 
 /** --scopes a,b: every scope when left out (as keys made by the CLI always held). */
@@ -212,7 +236,13 @@ async function run(argv: string[]): Promise<unknown> {
         return revoked;
       }
       case 'import-template':
-        return await importTemplate(db, required(values, 'org'), required(values, 'file'));
+        return await importTemplate(
+          db,
+          config,
+          required(values, 'org'),
+          required(values, 'file'),
+          values.id,
+        );
       case 'create-webhook-endpoint':
       case 'list-webhook-endpoints':
       case 'delete-webhook-endpoint':

@@ -8,6 +8,11 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(24).toString('base64url');
 }
 
+/** What is kept of a key besides its hash, to tell keys apart in lists: wrs_ and 6 more. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 6);
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

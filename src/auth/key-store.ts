@@ -16,7 +16,7 @@ import {
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
 import { newId } from '../lib/ids.js';
-import { KEY_PREFIX, generateApiKey, hashApiKey } from './api-keys.js';
+import { generateApiKey, hashApiKey, keyPrefix } from './api-keys.js';
 import { keyCreated, keyExpired, keyRevoked } from './key-audit.js';
 import type { KeyUsage } from './key-usage.js';
 import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
@@ -80,7 +80,7 @@ export function newApiKey(fields: {
     organizationId: fields.organizationId,
     name: fields.name,
     secret,
-    prefix: secret.slice(0, KEY_PREFIX.length + 6),
+    prefix: keyPrefix(secret),
     scopes,
     createdAt: fields.at,
     expiresAt: fields.expiresAt,

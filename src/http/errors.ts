@@ -18,6 +18,12 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning: 'a query parameter is not valid or not known (see field)',
   },
   unknown_template: { status: 400, meaning: 'no such template in this organization' },
+  unknown_template_version: {
+    status: 400,
+    meaning: 'workflow_template_version names no version of the template',
+  },
+  duplicate_page_name: { status: 400, meaning: 'two pages of the template share a name' },
+  duplicate_input_id: { status: 400, meaning: 'two input fields of the template share an inputId' },
   unknown_input_field: { status: 400, meaning: 'an input_fields key the template or step lacks' },
   unknown_page: { status: 400, meaning: 'a user_assignments key that is not a page' },
   missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
@@ -31,6 +37,8 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   endpoint_not_found: { status: 404, meaning: 'no such webhook endpoint in this organization' },
   delivery_not_found: { status: 404, meaning: 'no such webhook delivery in this organization' },
   api_key_not_found: { status: 404, meaning: 'no such API key in this organization' },
+  template_not_found: { status: 404, meaning: 'no such template in this organization' },
+  template_version_not_found: { status: 404, meaning: 'the template has no such version' },
   run_not_started: { status: 409, meaning: 'the run is still pending; retry shortly' },
   run_not_active: { status: 409, meaning: 'the run has ended' },
   completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },
@@ -55,6 +63,11 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning:
       'a replay: the key was made by the first request with this Idempotency-Key; its secret is not shown again',
   },
+  template_version_conflict: {
+    status: 409,
+    meaning: 'expected_version is not the latest version: another was saved first',
+  },
+  template_archived: { status: 409, meaning: 'the template is archived: it takes no new runs' },
   timed_out: { status: 503, meaning: 'not finished in time; nothing was done' },
 };
 

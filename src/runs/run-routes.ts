@@ -56,7 +56,13 @@ export function runRoutes(deps: {
       scope: 'runs:write',
       body: schemas.createBody,
       responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
-      refusals: ['unknown_template', 'unknown_input_field', 'unknown_page'],
+      refusals: [
+        'unknown_template',
+        'unknown_template_version',
+        'template_archived',
+        'unknown_input_field',
+        'unknown_page',
+      ],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.create(principal, body, deadline, idempotency);
         return { status: 200, body: resourceJson(run) };

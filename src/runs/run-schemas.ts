@@ -35,6 +35,13 @@ export function runSchemas(limits: Limits) {
       required: ['workflow_template_id', 'input_fields'],
       properties: {
         workflow_template_id: { type: 'string', minLength: 1, maxLength: 64 },
+        workflow_template_version: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 4294967295,
+          description:
+            'the template version the run uses, from its creation to its end; the latest if left out',
+        },
         input_fields: {
           ...inputFields,
           description: "values for the template's input fields, by inputId",

@@ -64,6 +64,35 @@ function checkAgainstTemplate(
   }
 }
 
+/** Why a run cannot be made from the template asked for. */
+function templateRefusal(
+  reason: 'unknown_template' | 'template_archived' | 'unknown_template_version',
+  request: CreateRunBody,
+): DomainError {
+  const id = request.workflow_template_id;
+  switch (reason) {
+    case 'unknown_template':
+      // The same answer for a template of another organization as for none at all.
+      return new DomainError(
+        'unknown_template',
+        `workflow template '${id}' not found`,
+        pointer('workflow_template_id'),
+      );
+    case 'template_archived':
+      return new DomainError(
+        'template_archived',
+        `workflow template '${id}' is archived: it takes no new runs (restore it first)`,
+        pointer('workflow_template_id'),
+      );
+    case 'unknown_template_version':
+      return new DomainError(
+        'unknown_template_version',
+        `workflow template '${id}' has no version ${request.workflow_template_version}`,
+        pointer('workflow_template_version'),
+      );
+  }
+}
+
 const runNotFound = (id: string) =>
   new DomainError('run_not_found', `workflow run '${id}' not found`);
 
@@ -93,18 +122,13 @@ export class RunService {
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
     const assignments = request.user_assignments ?? {};
-    const template = await this.templates.findForOrganization(
+    const found = await this.templates.forNewRun(
       principal.organizationId,
       request.workflow_template_id,
+      request.workflow_template_version,
     );
-    // The same answer for a template of another organization as for none at all.
-    if (!template) {
-      throw new DomainError(
-        'unknown_template',
-        `workflow template '${request.workflow_template_id}' not found`,
-        pointer('workflow_template_id'),
-      );
-    }
+    if (!found.ok) throw templateRefusal(found.reason, request);
+    const { template } = found;
     checkAgainstTemplate(template, request.input_fields, assignments);
     const run = newRun(
       newId(),

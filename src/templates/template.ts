@@ -1,6 +1,10 @@
-// What a workflow template is, and the checks an imported template file must pass.
+// What a workflow template is, and the checks a definition must pass (its schema is
+// template-schemas.ts, the API's and the CLI's alike).
 import type { JSONSchemaType } from 'ajv';
-import { compileChecker } from '../lib/validation.js';
+import type { Actor } from '../audit/actor.js';
+import { DomainError, pointer } from '../errors.js';
+import { compileValidator } from '../lib/validation.js';
+import { TemplateDefinitionSchema, type TemplateDefinitionInput } from './template-schemas.js';
 
 export interface TemplateInputField {
   inputId: string;
@@ -29,71 +33,70 @@ export interface Template extends TemplateDefinition {
   version: number;
 }
 
-const name = { type: 'string', minLength: 1, maxLength: 255 } as const;
+/** A version as stored: the template version, when it was saved and by whom. */
+export interface TemplateVersion extends Template {
+  createdAt: Date;
+  /** Undefined for versions saved before actors were recorded. */
+  createdBy: Actor | undefined;
+}
 
-const templateFileSchema: JSONSchemaType<TemplateDefinition> = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'pages'],
-  properties: {
-    name,
-    pages: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 200,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'inputFields'],
-        properties: {
-          name,
-          dueInHours: {
-            type: 'number',
-            exclusiveMinimum: 0,
-            maximum: 24 * 365 * 10,
-            nullable: true,
-          },
-          inputFields: {
-            type: 'array',
-            maxItems: 1000,
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['inputId', 'fieldName'],
-              properties: {
-                inputId: name,
-                fieldName: name,
-                required: { type: 'boolean', nullable: true },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-};
+/** A template's head: its latest version and whether it takes new runs. */
+export interface TemplateHead {
+  id: string;
+  organizationId: string;
+  latestVersion: number;
+  archived: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
-const checkTemplateFile = compileChecker(templateFileSchema, 'template');
+/** Each is the other: the interfaces above are what the one schema admits. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sameShape: Same<TemplateDefinition, TemplateDefinitionInput> = true;
+void sameShape;
 
-/** Checks a template file: its shape, then that page names and inputIds are unique. */
-export function parseTemplateDefinition(
-  value: unknown,
-): { ok: true; value: TemplateDefinition } | { ok: false; message: string } {
-  const checked = checkTemplateFile(value);
-  if (!checked.ok) return checked;
-  const pages = new Set<string>();
+const checkDefinition = compileValidator<TemplateDefinition>(
+  TemplateDefinitionSchema as unknown as JSONSchemaType<TemplateDefinition>,
+);
+
+/**
+ * What a body's schema cannot say: page names are unique, and so are inputIds over the whole
+ * template (input_fields is keyed by them). The refusal points at the second of a pair.
+ */
+export function checkUniqueNames(pages: readonly TemplatePage[]): void {
+  const names = new Set<string>();
   const inputs = new Set<string>();
-  for (const page of checked.value.pages) {
-    if (pages.has(page.name)) return { ok: false, message: `duplicate page name '${page.name}'` };
-    pages.add(page.name);
-    for (const field of page.inputFields) {
+  pages.forEach((page, p) => {
+    if (names.has(page.name)) {
+      throw new DomainError(
+        'duplicate_page_name',
+        `duplicate page name '${page.name}'`,
+        pointer('pages', p, 'name'),
+      );
+    }
+    names.add(page.name);
+    page.inputFields.forEach((field, f) => {
       if (inputs.has(field.inputId)) {
-        return { ok: false, message: `duplicate inputId '${field.inputId}'` };
+        throw new DomainError(
+          'duplicate_input_id',
+          `duplicate inputId '${field.inputId}'`,
+          pointer('pages', p, 'inputFields', f, 'inputId'),
+        );
       }
       inputs.add(field.inputId);
-    }
-  }
-  return checked;
+    });
+  });
+}
+
+/**
+ * Checks a template definition from outside (a file for the CLI): its shape and limits (the
+ * same schema as the API's bodies), then that page names and inputIds are unique. A refusal
+ * is a DomainError naming the field.
+ */
+export function parseTemplateDefinition(value: unknown): TemplateDefinition {
+  const definition = checkDefinition(value);
+  checkUniqueNames(definition.pages);
+  return definition;
 }
 
 const namesCache = new WeakMap<TemplateDefinition, { inputIds: Set<string>; pages: Set<string> }>();

@@ -6,6 +6,8 @@
 import { AuditLedger, type AuditedAction } from '../support/audit.js';
 import {
   keyActor,
+  keyApiActions,
+  templateApiActions,
   webhookApiActions,
   webhookCliActions,
   type Ids,
@@ -29,7 +31,7 @@ describe('the audit log equals the actions taken, row for row', function () {
 
   after(() => api?.stop());
 
-  it('for webhook endpoints, over the API and with the admin CLI, in two organizations', async () => {
+  it('for templates, API keys and webhook endpoints, over the API and the admin CLI, in two organizations', async () => {
     const clientA = new Client(api.url, a.key);
     const clientB = new Client(api.url, b.key);
     const idsA: Ids = new Map();
@@ -37,8 +39,13 @@ describe('the audit log equals the actions taken, row for row', function () {
     const hooksA = webhookApiActions(clientA, keyActor(a.keyId, 'test'), idsA);
     const hooksB = webhookApiActions(clientB, keyActor(b.keyId, 'test'), idsB);
     const cliA = webhookCliActions(a.orgId, idsA);
-    const ledgerA = new AuditLedger(a.orgId);
-    const ledgerB = new AuditLedger(b.orgId);
+    const templatesA = templateApiActions(clientA, keyActor(a.keyId, 'test'), idsA);
+    const templatesB = templateApiActions(clientB, keyActor(b.keyId, 'test'), idsB);
+    const keysA = keyApiActions(clientA, keyActor(a.keyId, 'test'), idsA);
+    const keysB = keyApiActions(clientB, keyActor(b.keyId, 'test'), idsB);
+    // Each log starts with the tenant's setup: its key and template, by the admin CLI.
+    const ledgerA = await AuditLedger.forTenant(a);
+    const ledgerB = await AuditLedger.forTenant(b);
     const url = (n: string) => `https://hooks.example.com/${n}`;
 
     // Each step: the organization whose log it must change, and the action.
@@ -69,6 +76,64 @@ describe('the audit log equals the actions taken, row for row', function () {
       run: () => hooksB.refused('/delete-webhook-endpoint', { id: idsA.get(name) }, 404).run(),
     });
     script.push([ledgerB, foreign('a5')], [ledgerA, hooksA.rotate('a5')]);
+
+    // Templates: created, saved as new versions, archived and restored; a stale save, an
+    // archive of an archived template and a foreign id leave nothing.
+    script.push(
+      [ledgerA, templatesA.create('t1')],
+      [ledgerB, templatesB.create('u1')],
+      [ledgerA, templatesA.update('t1', 1, 'T1 v2')],
+      [
+        ledgerA,
+        {
+          name: 'a save from version 1, which is no longer the latest',
+          run: () =>
+            hooksA
+              .refused(
+                '/update-workflow-template',
+                {
+                  id: idsA.get('t1'),
+                  expected_version: 1,
+                  pages: [{ name: 'P', inputFields: [] }],
+                },
+                409,
+              )
+              .run(),
+        },
+      ],
+      [ledgerA, templatesA.update('t1', 2, 'T1 v3')],
+      [ledgerA, templatesA.setArchived('t1', true)],
+      [ledgerA, templatesA.setArchived('t1', true, false)],
+      [ledgerB, templatesB.setArchived('u1', true)],
+      [ledgerA, templatesA.setArchived('t1', false)],
+      [ledgerB, hooksB.refused('/archive-workflow-template', { id: 'no-such-template' }, 404)],
+    );
+    script.push([
+      ledgerB,
+      {
+        name: "B archives A's template",
+        run: () => hooksB.refused('/archive-workflow-template', { id: idsA.get('t1') }, 404).run(),
+      },
+    ]);
+
+    // API keys: created, rolled (two entries: the roll and the new key), revoked; a grant the
+    // key lacks and a foreign id leave nothing.
+    script.push(
+      [ledgerA, keysA.create('k1', ['runs:read'])],
+      [ledgerB, keysB.create('l1', ['runs:read', 'runs:write'])],
+      [ledgerA, keysA.roll('k1', 'k2', ['runs:read'])],
+      [ledgerA, keysA.revoke('k2')],
+      [ledgerA, hooksA.refused('/revoke-api-key', { id: 'no-such-key' }, 404)],
+      [ledgerA, hooksA.refused('/create-api-key', { name: 'x', scopes: ['no:such'] }, 400)],
+      [ledgerB, keysB.revoke('l1')],
+    );
+    script.push([
+      ledgerB,
+      {
+        name: "B revokes A's key",
+        run: () => hooksB.refused('/revoke-api-key', { id: idsA.get('k1') }, 404).run(),
+      },
+    ]);
 
     for (const [ledger, action] of script) {
       await ledger.act(action);

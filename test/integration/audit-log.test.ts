@@ -102,6 +102,8 @@ describe('the audit log: GET /get-audit-log', function () {
     clientA = new Client(api.url, a.key);
     clientB = new Client(api.url, b.key);
     otherKeyA = (await new KeyStore(testDb(), 0).create(a.orgId, 'ops')).id;
+    // What setting the tenants up recorded (their keys and templates) is not this test's.
+    await testDb()('audit_log').whereIn('organization_id', [a.orgId, b.orgId]).del();
 
     // Organization A: every type, four actors, times that do not follow the order of insertion
     // (a change's time and its place in the log may disagree by a little), interleaved with B's.

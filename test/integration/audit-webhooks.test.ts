@@ -40,6 +40,8 @@ describe('audit entries of webhook endpoint changes', function () {
     api = await startApi({ WEBHOOK_MAX_ENDPOINTS: '2' });
     tenant = await createTenant(testDb());
     other = await createTenant(testDb());
+    // What setting the tenants up recorded (their keys and templates) is not this test's.
+    await testDb()('audit_log').whereIn('organization_id', [tenant.orgId, other.orgId]).del();
     client = new Client(api.url, tenant.key);
     actor = keyActor(tenant.keyId, 'test');
   });

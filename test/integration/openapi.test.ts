@@ -45,6 +45,12 @@ describe('the API document: GET /openapi.json', () => {
         '/get-workflow-run',
         '/get-workflow-runs',
         '/get-workflow-templates',
+        '/create-workflow-template',
+        '/update-workflow-template',
+        '/get-workflow-template',
+        '/get-workflow-template-versions',
+        '/archive-workflow-template',
+        '/restore-workflow-template',
         '/retry-workflow-run',
         '/create-webhook-endpoint',
         '/get-webhook-endpoints',
@@ -82,6 +88,11 @@ describe('the API document: GET /openapi.json', () => {
     expect(names).to.include.members(['limit', 'cursor', 'status', 'assignee', 'overdue']);
     const ok = (list.responses as Record<string, Json>)['200']!;
     expect(ok.headers).to.have.property('Link');
+    const update = paths['/update-workflow-template']!.post!;
+    expect(update['x-scope']).to.equal('templates:write');
+    expect(paths['/get-workflow-template-versions']!.get!['x-scope']).to.equal('templates:read');
+    const conflicts = (update.responses as Record<string, Json>)['409']!;
+    expect(JSON.stringify(conflicts)).to.match(/template_version_conflict/);
     const schemes = (document.components as Json).securitySchemes as Json;
     expect(schemes.apiKey).to.deep.include({ type: 'apiKey', in: 'header', name: 'Authorization' });
   });

@@ -166,3 +166,147 @@ export function webhookCliActions(organizationId: string, ids: Ids) {
     },
   };
 }
+
+/** A POST that must answer `status`; its body. */
+function poster(client: Client) {
+  return async (path: string, body: Json, status = 200): Promise<Json> => {
+    const reply = await client.call<Json>(path, body);
+    expect(reply.status, `${path}: ${reply.text}`).to.equal(status);
+    return reply.body;
+  };
+}
+
+/** A one-page template definition named `name`. */
+export function templateDefinition(name: string, pageName = 'Page'): Json {
+  return { name, pages: [{ name: pageName, inputFields: [{ inputId: 'x', fieldName: 'X' }] }] };
+}
+
+/** The template actions over the API, made with `client`, whose key is `actor`. */
+export function templateApiActions(client: Client, actor: Actor, ids: Ids) {
+  const post = poster(client);
+  return {
+    create(name: string): AuditedAction {
+      return {
+        name: `API create-workflow-template ${name}`,
+        async run() {
+          const made = await post('/create-workflow-template', templateDefinition(name));
+          ids.set(name, made.id as string);
+          return {
+            type: 'template.created',
+            actor,
+            targetId: made.id as string,
+            data: { name, version: 1 },
+          };
+        },
+      };
+    },
+    /** Saves version expectedVersion + 1 under a new name. */
+    update(name: string, expectedVersion: number, newName: string): AuditedAction {
+      return {
+        name: `API update-workflow-template ${name} from v${expectedVersion}`,
+        async run() {
+          await post('/update-workflow-template', {
+            id: idOf(ids, name),
+            expected_version: expectedVersion,
+            ...templateDefinition(newName, 'Other page'),
+          });
+          return {
+            type: 'template.updated',
+            actor,
+            targetId: idOf(ids, name),
+            data: { name: newName, version: expectedVersion + 1 },
+          };
+        },
+      };
+    },
+    /** Archives or restores; an entry only when the state changed. */
+    setArchived(name: string, archived: boolean, changes = true): AuditedAction {
+      const path = archived ? '/archive-workflow-template' : '/restore-workflow-template';
+      return {
+        name: `API ${path} ${name}${changes ? '' : ' (no change)'}`,
+        async run() {
+          await post(path, { id: idOf(ids, name) });
+          if (!changes) return undefined;
+          return {
+            type: archived ? 'template.archived' : 'template.restored',
+            actor,
+            targetId: idOf(ids, name),
+            data: {},
+          };
+        },
+      };
+    },
+  };
+}
+
+/** The API key actions over the API, made with `client`, whose key is `actor`. */
+export function keyApiActions(client: Client, actor: Actor, ids: Ids) {
+  const post = poster(client);
+  /** The prefix of each key made, by name. */
+  const prefixes = new Map<string, string>();
+  return {
+    create(name: string, scopes: string[]): AuditedAction {
+      return {
+        name: `API create-api-key ${name}`,
+        async run() {
+          const made = await post('/create-api-key', { name, scopes });
+          ids.set(name, made.id as string);
+          prefixes.set(name, made.prefix as string);
+          return {
+            type: 'api_key.created',
+            actor,
+            targetId: made.id as string,
+            data: { name, prefix: made.prefix, scopes },
+          };
+        },
+      };
+    },
+    revoke(name: string): AuditedAction {
+      return {
+        name: `API revoke-api-key ${name}`,
+        async run() {
+          await post('/revoke-api-key', { id: idOf(ids, name) });
+          return {
+            type: 'api_key.revoked',
+            actor,
+            targetId: idOf(ids, name),
+            data: { prefix: prefixes.get(name) },
+          };
+        },
+      };
+    },
+    /** Rolls key `name` (made with `scopes`) into `newName`: two entries, old then new. */
+    roll(name: string, newName: string, scopes: string[]): AuditedAction {
+      return {
+        name: `API roll-api-key ${name}`,
+        async run() {
+          const made = await post('/roll-api-key', { id: idOf(ids, name), overlap_hours: 1 });
+          ids.set(newName, made.id as string);
+          prefixes.set(newName, made.prefix as string);
+          const old = (await client.call<Json[]>('/get-api-keys?limit=100')).body.find(
+            (key) => key.id === idOf(ids, name),
+          )!;
+          return [
+            {
+              type: 'api_key.rolled',
+              actor,
+              targetId: idOf(ids, name),
+              data: {
+                prefix: prefixes.get(name),
+                newKeyId: made.id,
+                newPrefix: made.prefix,
+                expiresAt: old.expiresAt,
+              },
+            },
+            {
+              type: 'api_key.created',
+              actor,
+              targetId: made.id as string,
+              data: { name: made.name, prefix: made.prefix, scopes },
+            },
+          ];
+        },
+      };
+    },
+  };
+}

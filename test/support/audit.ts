@@ -4,11 +4,14 @@
 // test can assert that the log equals the actions taken, row for row, whichever endpoints
 // (templates, keys, webhooks, the admin CLI) those actions use.
 import { expect } from 'chai';
-import type { Actor } from '../../src/audit/actor.js';
+import { ADMIN_CLI, type Actor } from '../../src/audit/actor.js';
+import { keyPrefix } from '../../src/auth/api-keys.js';
+import { ALL_SCOPES } from '../../src/auth/scopes.js';
 import { parseActor } from '../../src/audit/actor.js';
 import type { AuditEventType } from '../../src/audit/audit-events.js';
 import { AuditEntrySchema } from '../../src/audit/audit-schemas.js';
 import type { Db } from '../../src/db.js';
+import type { Tenant } from './fixtures.js';
 import { Client, nextLink } from './http.js';
 import { testDb } from './root-hooks.js';
 import { assertServiceSchema } from './spec-schemas.js';
@@ -105,10 +108,13 @@ export function decided(entry: AuditEntry): ExpectedEntry {
   return { type: entry.type, actor: entry.actor, targetId: entry.targetId, data: entry.data };
 }
 
-/** An administrative action: it returns the entry it must leave, or undefined for none. */
+/**
+ * An administrative action: it returns the entry it must leave, the entries in order when it
+ * leaves several (a roll), or undefined for none.
+ */
 export interface AuditedAction {
   name: string;
-  run(): Promise<ExpectedEntry | undefined>;
+  run(): Promise<ExpectedEntry | ExpectedEntry[] | undefined>;
 }
 
 /**
@@ -128,22 +134,46 @@ export class AuditLedger {
   async act(action: AuditedAction): Promise<void> {
     const before = await auditRows(this.organizationId, this.db);
     const started = Date.now();
-    const entry = await action.run();
+    const result = await action.run();
     const ended = Date.now();
+    const entries = result === undefined ? [] : Array.isArray(result) ? result : [result];
     const after = await auditRows(this.organizationId, this.db);
     const added = after.slice(before.length);
     expect(after.slice(0, before.length), `${action.name}: earlier rows unchanged`).to.deep.equal(
       before,
     );
-    if (entry === undefined) {
-      expect(added.map(decided), `${action.name}: leaves no entry`).to.deep.equal([]);
-      return;
+    expect(added.map(decided), `${action.name}: leaves exactly its entries`).to.deep.equal(entries);
+    for (const row of added) {
+      // Stored with millisecond precision: within the action, give or take that millisecond.
+      expect(Date.parse(row.at), `${action.name}: at`).to.be.within(started - 1, ended + 1);
     }
-    expect(added.map(decided), `${action.name}: leaves exactly its entry`).to.deep.equal([entry]);
-    // Stored with millisecond precision: within the action, give or take that millisecond.
-    const at = Date.parse(added[0]!.at);
-    expect(at, `${action.name}: at`).to.be.within(started - 1, ended + 1);
-    this.expected.push(entry);
+    this.expected.push(...entries);
+  }
+
+  /**
+   * A ledger for a tenant of test/support/fixtures, whose log starts with what setting it up
+   * recorded (checked here): its key, then its template, both made with the admin CLI.
+   */
+  static async forTenant(tenant: Tenant, db: Db = testDb()): Promise<AuditLedger> {
+    const ledger = new AuditLedger(tenant.orgId, db);
+    const setup: ExpectedEntry[] = [
+      {
+        type: 'api_key.created',
+        actor: ADMIN_CLI,
+        targetId: tenant.keyId,
+        data: { name: 'test', prefix: keyPrefix(tenant.key), scopes: [...ALL_SCOPES] },
+      },
+      {
+        type: 'template.created',
+        actor: ADMIN_CLI,
+        targetId: tenant.template.id,
+        data: { name: tenant.template.name, version: 1 },
+      },
+    ];
+    const rows = await auditRows(tenant.orgId, db);
+    expect(rows.map(decided), "the tenant's setup").to.deep.equal(setup);
+    ledger.expected.push(...setup);
+    return ledger;
   }
 
   /** Every action in order. */

@@ -98,12 +98,18 @@ describe('inputs', () => {
 
   it('checks template files', () => {
     expect(
-      parseTemplateDefinition({ name: 'T', pages: [{ name: 'P', inputFields: [] }] }).ok,
-    ).to.equal(true);
-    const bad = (v: unknown) => {
-      const r = parseTemplateDefinition(v);
-      return r.ok ? '' : r.message;
+      parseTemplateDefinition({ name: 'T', pages: [{ name: 'P', inputFields: [] }] }),
+    ).to.deep.equal({ name: 'T', pages: [{ name: 'P', inputFields: [] }] });
+    const refusal = (v: unknown) => {
+      try {
+        parseTemplateDefinition(v);
+      } catch (err) {
+        if (err instanceof DomainError) return err;
+        throw err;
+      }
+      throw new Error('accepted');
     };
+    const bad = (v: unknown) => refusal(v).message;
     expect(bad({ name: 'T' })).to.match(/missing required field 'pages'/);
     expect(bad({ name: 'T', pages: [{ name: 'P', inputFields: [], extra: 1 }] })).to.match(
       /unexpected field 'pages.0.extra'/,
@@ -114,5 +120,35 @@ describe('inputs', () => {
         pages: [{ name: 'P', inputFields: [{ inputId: 'a', fieldName: 'A', required: 'yes' }] }],
       }),
     ).to.match(/required must be a boolean/);
+    const pages = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `P${i}`, inputFields: [] }));
+    expect(bad({ name: 'T', pages: pages(201) })).to.match(/pages must NOT have more than 200/);
+    expect(parseTemplateDefinition({ name: 'T', pages: pages(200) }).pages).to.have.length(200);
+    const fields = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ inputId: `f${i}`, fieldName: 'F' }));
+    expect(bad({ name: 'T', pages: [{ name: 'P', inputFields: fields(1001) }] })).to.match(
+      /inputFields must NOT have more than 1000/,
+    );
+    expect(bad({ name: 'x'.repeat(256), pages: pages(1) })).to.match(/name must be at most 255/);
+    const twice = refusal({
+      name: 'T',
+      pages: [
+        { name: 'A', inputFields: [{ inputId: 'a', fieldName: 'A' }] },
+        { name: 'B', inputFields: [{ inputId: 'b', fieldName: 'B' }] },
+        { name: 'A', inputFields: [] },
+      ],
+    });
+    expect([twice.code, twice.field]).to.deep.equal(['duplicate_page_name', '/pages/2/name']);
+    const input = refusal({
+      name: 'T',
+      pages: [
+        { name: 'A', inputFields: [{ inputId: 'a', fieldName: 'A' }] },
+        { name: 'B', inputFields: [{ inputId: 'a', fieldName: 'B' }] },
+      ],
+    });
+    expect([input.code, input.field]).to.deep.equal([
+      'duplicate_input_id',
+      '/pages/1/inputFields/0/inputId',
+    ]);
   });
 });
