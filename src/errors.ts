@@ -33,7 +33,6 @@ export const DOMAIN_ERROR_CODES = [
   'endpoint_limit_reached',
   'endpoint_disabled',
   'api_key_inactive',
-  'api_key_secret_withheld',
   'template_version_conflict',
   'template_archived',
   'timed_out',

@@ -18,13 +18,16 @@ export function keyRoutes(deps: {
       path: '/create-api-key',
       summary: 'Make an API key with some of the scopes the calling key holds',
       description:
-        'The key itself is in this answer only. A retry with the same Idempotency-Key makes no second key; it is answered 409 api_key_secret_withheld, naming the key made.',
+        'The key itself is in this answer only. A retry with the same Idempotency-Key makes no second key; it is answered 200 with the key made, without its secret.',
       scope: 'keys:manage',
       body: schemas.createBody,
       responses: {
-        200: { description: 'the key, with its secret', schema: ApiKeyWithSecretSchema },
+        200: {
+          description: 'the key, with its secret (without it in a replay)',
+          schema: ApiKeyWithSecretSchema,
+        },
       },
-      refusals: ['expiry_in_past', 'scope_not_held', 'api_key_secret_withheld'],
+      refusals: ['expiry_in_past', 'scope_not_held'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,
@@ -77,14 +80,12 @@ export function keyRoutes(deps: {
       scope: 'keys:manage',
       body: schemas.rollBody,
       responses: {
-        200: { description: 'the new key, with its secret', schema: ApiKeyWithSecretSchema },
+        200: {
+          description: 'the new key, with its secret (without it in a replay)',
+          schema: ApiKeyWithSecretSchema,
+        },
       },
-      refusals: [
-        'api_key_not_found',
-        'api_key_inactive',
-        'scope_not_held',
-        'api_key_secret_withheld',
-      ],
+      refusals: ['api_key_not_found', 'api_key_inactive', 'scope_not_held'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,

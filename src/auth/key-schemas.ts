@@ -59,13 +59,14 @@ export const ApiKeyWithSecretSchema = {
   $id: 'ApiKeyWithSecret',
   type: 'object',
   additionalProperties: false,
-  required: [...keyRequired, 'key'],
+  required: keyRequired,
   properties: {
     ...keyProperties,
     key: {
       type: 'string',
       pattern: '^wrs_[A-Za-z0-9_-]{32}$',
-      description: 'the key itself, shown only here: only its SHA-256 is stored',
+      description:
+        'the key itself, shown only in the answer that made it: only its SHA-256 is stored, so a replay of the request (same Idempotency-Key) answers without it',
     },
   },
 } as const;

@@ -5,12 +5,13 @@
 //
 // A key's secret is in the answer that makes it and nowhere else: not in the database (only
 // its SHA-256), not in the audit log, and not in the stored answer of an Idempotency-Key. A
-// request replayed with the key of one that made a key gets 409 api_key_secret_withheld naming
-// the key made (roll it to get a new secret), never the secret again: a stored secret would
-// be readable from the database for a day, and would be handed to any key of the organization
-// that replays the request, without the scope checks above.
+// request replayed with the Idempotency-Key of one that made a key gets that answer again,
+// 200 with the key made, but without its `key` (roll it to get a new secret): a stored secret
+// would be readable from the database for a day, and would be handed to any key of the
+// organization that replays the request, without the scope checks above. The replay is still
+// a success, as the request was: a client told of a failure must be able to rely on nothing
+// having been done.
 import { DomainError, pointer } from '../errors.js';
-import { ERRORS, errorBody } from '../http/errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import type { WriteGate } from '../lib/deadline.js';
 import { keyCreated, keyRevoked, keyRolled } from './key-audit.js';
@@ -21,7 +22,14 @@ import {
   type CreateApiKeyBody,
   type RollApiKeyBody,
 } from './key-schemas.js';
-import { newApiKey, type ApiKeyRow, type KeyStore, type Principal } from './key-store.js';
+import {
+  newApiKey,
+  rowOf,
+  type ApiKeyRow,
+  type KeyStore,
+  type NewApiKey,
+  type Principal,
+} from './key-store.js';
 import { parseScopes, type Scope } from './scopes.js';
 
 function beginWrite(gate: WriteGate): void {
@@ -58,19 +66,11 @@ const scopeNotHeld = (scope: Scope, field: string, what: string) =>
 const inactive = (message: string) => new DomainError('api_key_inactive', message, pointer('id'));
 
 /**
- * What an Idempotency-Key of a request that made a key replays: not the answer (it holds the
- * secret) but a refusal naming the key that was made.
+ * What an Idempotency-Key of a request that made a key replays: the answer without the key's
+ * secret (the secret is shown once, and stored nowhere).
  */
-function withheld(claim: IdempotencyClaim | undefined, keyId: string) {
-  const code = 'api_key_secret_withheld';
-  return answered(claim, ERRORS[code].status, () =>
-    JSON.stringify(
-      errorBody(
-        code,
-        `the first request with this Idempotency-Key made the API key '${keyId}'; its secret was shown once and is not stored: roll that key (with a new Idempotency-Key) for a new secret, or revoke it`,
-      ),
-    ),
-  );
+function withoutSecret(claim: IdempotencyClaim | undefined, key: NewApiKey) {
+  return answered(claim, 200, () => JSON.stringify(toKeyView(rowOf(key, 0))));
 }
 
 export class KeyService {
@@ -113,7 +113,7 @@ export class KeyService {
     beginWrite(gate);
     const row = await this.keys.insert(key, {
       audit: [keyCreated(key, principal.actor, now)],
-      idempotency: withheld(claim, key.id),
+      idempotency: withoutSecret(claim, key),
     });
     return { ...toKeyView(row), key: key.secret };
   }
@@ -204,7 +204,7 @@ export class KeyService {
             keyRolled(oldKey, key, oldExpiresAt, principal.actor, now),
             keyCreated(key, principal.actor, now),
           ],
-          idempotency: withheld(claim, key.id),
+          idempotency: withoutSecret(claim, key),
         },
       };
     });

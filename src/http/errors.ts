@@ -58,11 +58,6 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     status: 409,
     meaning: 'the key is revoked, expired or already replaced by a roll',
   },
-  api_key_secret_withheld: {
-    status: 409,
-    meaning:
-      'a replay: the key was made by the first request with this Idempotency-Key; its secret is not shown again',
-  },
   template_version_conflict: {
     status: 409,
     meaning: 'expected_version is not the latest version: another was saved first',
