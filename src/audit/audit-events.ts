@@ -6,6 +6,7 @@
 // Closed as the run events are: each type has its own data, described once below as a JSON
 // Schema from which its TypeScript type is derived. No entry ever holds a secret or its hash.
 import type { FromSchema } from 'json-schema-to-ts';
+import { data, text, time } from '../lib/event-data-schema.js';
 import type { Actor } from './actor.js';
 
 export const AUDIT_EVENT_TYPES = [
@@ -24,18 +25,8 @@ export const AUDIT_EVENT_TYPES = [
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
-const text = { type: 'string' } as const;
-const time = { type: 'string', format: 'date-time' } as const;
 const int = { type: 'integer' } as const;
 const strings = { type: 'array', items: text } as const;
-const data = <
-  const P extends Record<string, unknown>,
-  const R extends readonly (keyof P & string)[],
->(
-  description: string,
-  properties: P,
-  required: R,
-) => ({ type: 'object', description, additionalProperties: false, properties, required }) as const;
 
 /** What each type of entry says, in camelCase; its subject's id is the entry's targetId. */
 export const AUDIT_EVENT_DATA = {

@@ -1,27 +1,19 @@
 // The audit log's endpoint, stating its contract (http/contract.ts); the handler only
 // translates between HTTP and the store.
-import { DomainError, pointer } from '../errors.js';
 import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
+import { queryTime } from '../http/query-time.js';
 import type { AuditEventType } from './audit-events.js';
 import { AuditEntrySchema, type AuditLogQuery, type auditSchemas } from './audit-schemas.js';
 import { toAuditEntry, type AuditFilter, type AuditStore } from './audit-store.js';
 
 /** The log's filters, from its query (already checked against the schema). */
 function auditFilter(query: AuditLogQuery): AuditFilter {
-  const time = (value: string | undefined, name: string) => {
-    if (value === undefined) return undefined;
-    const date = new Date(value);
-    if (Number.isNaN(date.getTime())) {
-      throw new DomainError('invalid_query', `${name} is not a valid date-time`, pointer(name));
-    }
-    return date;
-  };
   return {
     types: query.type ? ([...new Set(query.type.split(','))] as AuditEventType[]) : undefined,
     actor: query.actor,
-    after: time(query.after, 'after'),
-    before: time(query.before, 'before'),
+    after: queryTime(query.after, 'after'),
+    before: queryTime(query.before, 'before'),
   };
 }
 

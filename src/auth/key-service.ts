@@ -13,7 +13,7 @@
 // having been done.
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
-import type { WriteGate } from '../lib/deadline.js';
+import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import { keyCreated, keyRevoked, keyRolled } from './key-audit.js';
 import {
   DEFAULT_OVERLAP_HOURS,
@@ -31,12 +31,6 @@ import {
   type Principal,
 } from './key-store.js';
 import { parseScopes, type Scope } from './scopes.js';
-
-function beginWrite(gate: WriteGate): void {
-  if (!gate.beginWrite()) {
-    throw new DomainError('timed_out', 'request timed out before it was stored');
-  }
-}
 
 /** A key as the list shows it: never its secret or hash; values it lacks left out. */
 export function toKeyView(row: ApiKeyRow): ApiKeyView {

@@ -5,6 +5,8 @@
 // JavaScript runs one callback at a time, so "expire" and "begin the write" cannot interleave:
 // whichever comes first wins, and the other learns it.
 
+import { DomainError } from '../errors.js';
+
 export type DeadlineState = 'open' | 'writing' | 'expired';
 
 /** What a writer needs of a deadline: permission to send its write. */
@@ -37,6 +39,16 @@ export class Deadline implements WriteGate {
     if (this.current === 'expired') return false;
     this.current = 'writing';
     return true;
+  }
+}
+
+/**
+ * Asks the gate for the request's write, just before it is sent; refused, the request is
+ * answered timed_out (503) and nothing is written.
+ */
+export function beginWrite(gate: WriteGate): void {
+  if (!gate.beginWrite()) {
+    throw new DomainError('timed_out', 'request timed out before it was stored');
   }
 }
 

@@ -7,6 +7,7 @@
 // from which its TypeScript type is derived. A new type does not compile until every consumer
 // that switches on types (the state machine that makes it, the webhook summary fold) handles it.
 import type { FromSchema } from 'json-schema-to-ts';
+import { data, text, time } from '../lib/event-data-schema.js';
 import { parseActor, type Actor } from '../audit/actor.js';
 
 export const RUN_EVENT_TYPES = [
@@ -21,17 +22,6 @@ export const RUN_EVENT_TYPES = [
 ] as const;
 
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
-
-const text = { type: 'string' } as const;
-const time = { type: 'string', format: 'date-time' } as const;
-const data = <
-  const P extends Record<string, unknown>,
-  const R extends readonly (keyof P & string)[],
->(
-  description: string,
-  properties: P,
-  required: R,
-) => ({ type: 'object', description, additionalProperties: false, properties, required }) as const;
 
 /** What each type of event says, in camelCase; a value that is absent is left out. */
 export const RUN_EVENT_DATA = {

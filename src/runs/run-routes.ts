@@ -2,6 +2,7 @@
 // between HTTP and the run service or store.
 import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
+import { queryTime } from '../http/query-time.js';
 import {
   WorkflowRunDetailSchema,
   WorkflowRunSchema,
@@ -14,27 +15,18 @@ import type { RunFilter } from './run-list.js';
 import type { RunStore } from './run-store.js';
 import type { RunStatus } from './run-record.js';
 import { resourceJson, toDetail, toSummary } from './run-views.js';
-import { DomainError, pointer } from '../errors.js';
 
 /** The list's filters, from its query (already checked against the schema). */
 function runFilter(query: ListRunsQuery): RunFilter {
-  const time = (value: string | undefined, name: string) => {
-    if (value === undefined) return undefined;
-    const date = new Date(value);
-    if (Number.isNaN(date.getTime())) {
-      throw new DomainError('invalid_query', `${name} is not a valid date-time`, pointer(name));
-    }
-    return date;
-  };
   return {
     statuses: query.status ? ([...new Set(query.status.split(','))] as RunStatus[]) : undefined,
     templateId: query.template_id,
     assignee: query.assignee,
     overdue: query.overdue,
-    updatedAfter: time(query.updated_after, 'updated_after'),
-    updatedBefore: time(query.updated_before, 'updated_before'),
-    createdAfter: time(query.created_after, 'created_after'),
-    createdBefore: time(query.created_before, 'created_before'),
+    updatedAfter: queryTime(query.updated_after, 'updated_after'),
+    updatedBefore: queryTime(query.updated_before, 'updated_before'),
+    createdAfter: queryTime(query.created_after, 'created_after'),
+    createdBefore: queryTime(query.created_before, 'created_before'),
   };
 }
 

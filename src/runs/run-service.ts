@@ -7,7 +7,7 @@ import {
   type IdempotencyClaim,
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
-import type { WriteGate } from '../lib/deadline.js';
+import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import { countChange, runsCreated } from '../metrics/metrics.js';
 import { resourceJson } from './run-views.js';
 import type { Logger } from '../logger.js';
@@ -222,9 +222,7 @@ export class RunService {
     for (let attempt = 0; attempt < 3; attempt++) {
       const run = await this.runs.findForOrganization(principal.organizationId, id);
       if (!run) throw runNotFound(id);
-      if (attempt === 0 && !gate.beginWrite()) {
-        throw new DomainError('timed_out', 'request timed out before it was stored');
-      }
+      if (attempt === 0) beginWrite(gate);
       const next = await change(run);
       if (next) return next;
     }

@@ -5,7 +5,7 @@
 import type { Principal } from '../auth/key-store.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
-import { NO_DEADLINE, type WriteGate } from '../lib/deadline.js';
+import { NO_DEADLINE, beginWrite, type WriteGate } from '../lib/deadline.js';
 import { checkUniqueNames, type Template, type TemplateDefinition } from './template.js';
 import type {
   CreateTemplateBody,
@@ -22,12 +22,6 @@ import {
 
 /** Who asks: an API key (its organization and actor), or an operator naming an organization. */
 export type Caller = Pick<Principal, 'organizationId' | 'actor'>;
-
-function beginWrite(gate: WriteGate): void {
-  if (!gate.beginWrite()) {
-    throw new DomainError('timed_out', 'request timed out before it was stored');
-  }
-}
 
 const notFound = (id: string) =>
   new DomainError('template_not_found', `workflow template '${id}' not found`);

@@ -8,7 +8,7 @@ import type { WebhookConfig } from '../config.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { newId } from '../lib/ids.js';
-import type { WriteGate } from '../lib/deadline.js';
+import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
 import { deliveryRef, type AttemptRow, type DeliveryRow } from './delivery-store.js';
@@ -25,12 +25,6 @@ import { toDeliveryView, toEndpointView } from './webhook-views.js';
 
 /** How long a secret replaced by a rotation keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
-
-function beginWrite(gate: WriteGate): void {
-  if (!gate.beginWrite()) {
-    throw new DomainError('timed_out', 'request timed out before it was stored');
-  }
-}
 
 /** The key a request claimed, with its answer (idempotency-keys' answered). */
 const jsonAnswer = (claim: IdempotencyClaim | undefined, status: number, body: unknown) =>
