@@ -193,9 +193,17 @@ export function writeBatch(
   db: Db,
   timeoutMs: number,
   statements: readonly string[],
+  /**
+   * Given each statement's result (in order), before the COMMIT: throwing rolls the
+   * transaction back and rejects with what it threw (nothing stored).
+   */
+  check?: (results: unknown[]) => void,
 ): Promise<void> {
   return onWriteConnection(db, timeoutMs, async (query) => {
-    await query(['START TRANSACTION', ...statements].join('; '));
+    const results = (await query(
+      ['START TRANSACTION', ...statements].join('; '),
+    )) as unknown as unknown[];
+    check?.(results.slice(1));
     await commit(query);
   });
 }

@@ -35,6 +35,7 @@ export const DOMAIN_ERROR_CODES = [
   'api_key_inactive',
   'template_version_conflict',
   'template_archived',
+  'template_changed_concurrently',
   'timed_out',
 ] as const;
 

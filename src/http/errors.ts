@@ -63,6 +63,11 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning: 'expected_version is not the latest version: another was saved first',
   },
   template_archived: { status: 409, meaning: 'the template is archived: it takes no new runs' },
+  template_changed_concurrently: {
+    status: 409,
+    meaning:
+      'the template kept changing while the run was made; nothing was done, retrying is safe',
+  },
   timed_out: { status: 503, meaning: 'not finished in time; nothing was done' },
 };
 

@@ -54,6 +54,7 @@ export function runRoutes(deps: {
         'template_archived',
         'unknown_input_field',
         'unknown_page',
+        'template_changed_concurrently',
       ],
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.create(principal, body, deadline, idempotency);

@@ -26,13 +26,21 @@ import type {
 import type { RunEvent } from './run-events.js';
 import { cancelRun, newRun, requestStepCompletion, retryRun } from './run-state.js';
 import type { RunRecord } from './run-record.js';
-import type { RunStore } from './run-store.js';
+import { TemplateHeadChanged, type RunStore } from './run-store.js';
+import type { TemplateAssumption } from './run-sql.js';
 
-/** A run waiting to be written, with the Idempotency-Key (and answer) to store beside it. */
+/**
+ * A run waiting to be written, with the Idempotency-Key (and answer) to store beside it, and
+ * what it assumed of its template's head (checked in the transaction that stores it).
+ */
 interface NewRun {
   run: RunRecord;
   key: IdempotencyRecord | undefined;
+  assumption: TemplateAssumption;
 }
+
+/** How often a create is made again when its template changed under it, before a 409. */
+const CREATE_ATTEMPTS = 3;
 
 /** The key a request claimed, with the run as its answer (idempotency-keys' answered). */
 const runAnswer = (claim: IdempotencyClaim | undefined, status: number, run: RunRecord) =>
@@ -122,24 +130,41 @@ export class RunService {
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
     const assignments = request.user_assignments ?? {};
-    const found = await this.templates.forNewRun(
-      principal.organizationId,
-      request.workflow_template_id,
-      request.workflow_template_version,
-    );
-    if (!found.ok) throw templateRefusal(found.reason, request);
-    const { template } = found;
-    checkAgainstTemplate(template, request.input_fields, assignments);
-    const run = newRun(
-      newId(),
-      principal.organizationId,
-      template,
-      request.input_fields,
-      assignments,
-      new Date(),
-      principal.actor,
-    );
-    return this.inserts.submit({ run, key: runAnswer(claim, 200, run) }, () => gate.beginWrite());
+    for (let attempt = 1; ; attempt++) {
+      const found = await this.templates.forNewRun(
+        principal.organizationId,
+        request.workflow_template_id,
+        request.workflow_template_version,
+      );
+      if (!found.ok) throw templateRefusal(found.reason, request);
+      const { template, assumption } = found;
+      checkAgainstTemplate(template, request.input_fields, assignments);
+      const run = newRun(
+        newId(),
+        principal.organizationId,
+        template,
+        request.input_fields,
+        assignments,
+        new Date(),
+        principal.actor,
+      );
+      try {
+        return await this.inserts.submit({ run, key: runAnswer(claim, 200, run), assumption }, () =>
+          gate.beginWrite(),
+        );
+      } catch (err) {
+        // Nothing was stored: the template changed since its head was read. Read it again.
+        if (!(err instanceof TemplateHeadChanged)) throw err;
+        this.templates.forget(template.id);
+        if (attempt >= CREATE_ATTEMPTS) {
+          throw new DomainError(
+            'template_changed_concurrently',
+            'the template kept changing while the run was created; nothing was done, and trying again is safe',
+            pointer('workflow_template_id'),
+          );
+        }
+      }
+    }
   }
 
   /**
@@ -244,6 +269,7 @@ export class RunService {
       await this.runs.insertMany(
         batch.map((item) => item.run),
         batch.flatMap((item) => (item.key ? [item.key] : [])),
+        batch.map((item) => item.assumption),
       );
     } catch (err) {
       // Rows whose outcome is unknown may be stored: writing them again could store them twice.
@@ -252,15 +278,15 @@ export class RunService {
       }
       // One bad row must not fail its neighbours: write them one by one to find it. (A key
       // another process stored first is such a row: its request gets that request's answer.)
-      if (!isDuplicateKey(err)) {
+      if (!isDuplicateKey(err) && !(err instanceof TemplateHeadChanged)) {
         this.log.warn('batch insert failed; inserting rows one by one', {
           err,
           rows: batch.length,
         });
       }
       results = await Promise.all(
-        batch.map(({ run, key }) =>
-          this.runs.insertMany([run], key ? [key] : []).then(
+        batch.map(({ run, key, assumption }) =>
+          this.runs.insertMany([run], key ? [key] : [], [assumption]).then(
             () => run,
             (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
           ),

@@ -45,6 +45,49 @@ export function insertRunsStatements(runs: readonly RunRecord[]): string[] {
   );
 }
 
+// ---- what new runs assume of their templates ----
+
+/**
+ * What a new run assumed of its template's head when it was made: that the template is not
+ * archived and, unless the run pinned a version, that its latest version is the run's. A run is
+ * stored only if this still holds when its transaction commits (templates' heads may be cached
+ * by the API: see template-store.ts).
+ */
+export interface TemplateAssumption {
+  templateId: string;
+  /** The latest version assumed; undefined for a pinned version (only "not archived" then). */
+  latestVersion: number | undefined;
+}
+
+/**
+ * The heads of the templates a batch of new runs assumed, read under a shared lock as the
+ * first statement of the batch's transaction: until it commits, no save or archive of those
+ * templates can commit, so what is read is what holds at the commit.
+ */
+export function templateGuardSql(assumptions: readonly TemplateAssumption[]): string {
+  const ids = [...new Set(assumptions.map((a) => a.templateId))];
+  return (
+    'SELECT id, latest_version, archived FROM workflow_templates ' +
+    `WHERE id IN (${ids.map(sqlLiteral).join(', ')}) LOCK IN SHARE MODE`
+  );
+}
+
+/** Whether templateGuardSql's rows bear every assumption out. */
+export function assumptionsHold(
+  assumptions: readonly TemplateAssumption[],
+  rows: ReadonlyArray<{ id: string; latest_version: number | string; archived: number | boolean }>,
+): boolean {
+  const heads = new Map(rows.map((row) => [row.id, row]));
+  return assumptions.every((a) => {
+    const head = heads.get(a.templateId);
+    return (
+      head !== undefined &&
+      !head.archived &&
+      (a.latestVersion === undefined || Number(head.latest_version) === a.latestVersion)
+    );
+  });
+}
+
 // ---- events ----
 
 const EVENT_COLUMNS = '(`run_id`, `organization_id`, `seq`, `type`, `at`, `data`, `actor`)';

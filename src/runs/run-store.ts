@@ -10,6 +10,9 @@ import { fromEventRow, type RunEvent, type RunEventTableRow } from './run-events
 import { listRunSummaries, type RunFilter, type RunSummaryRow } from './run-list.js';
 import {
   STATEMENT_BYTES,
+  assumptionsHold,
+  templateGuardSql,
+  type TemplateAssumption,
   appliedStatements,
   changeAtOnceSql,
   eventRowsOf,
@@ -21,6 +24,17 @@ import {
 } from './run-sql.js';
 import { failRun } from './run-state.js';
 import { RunStateError, isOpen, type RunRecord } from './run-record.js';
+
+/**
+ * New runs not stored because a template they were made from changed (a new version saved,
+ * or archived) since its head was read: nothing was stored; make them again.
+ */
+export class TemplateHeadChanged extends Error {
+  constructor() {
+    super("a template's head changed since new runs were made from it");
+    this.name = 'TemplateHeadChanged';
+  }
+}
 
 export interface RunStoreOptions {
   /** How long a write, once sent, may wait for MySQL (see writeTransaction). */
@@ -60,22 +74,40 @@ export class RunStore {
   /**
    * Stores new runs in one transaction: all or nothing, and a failure that is not an
    * OutcomeUnknownError means nothing was stored. Rows get their seq (list order) from the
-   * database.
+   * database. The transaction first reads the heads of the templates the runs were made from
+   * (under a shared lock): when one is not as `assumptions` say, nothing is stored and it
+   * rejects with TemplateHeadChanged.
    */
-  async insertMany(runs: readonly RunRecord[], keys: IdempotencyRecord[] = []): Promise<void> {
+  async insertMany(
+    runs: readonly RunRecord[],
+    keys: IdempotencyRecord[] = [],
+    assumptions: readonly TemplateAssumption[] = [],
+  ): Promise<void> {
     const keySql = insertIdempotencySql(keys);
+    const guard = assumptions.length > 0 ? [templateGuardSql(assumptions)] : [];
     const statements = [
+      ...guard,
       ...(keySql ? [keySql] : []),
       ...insertRunsStatements(runs),
       ...insertEventsStatements(eventRowsOf(runs)),
     ];
+    const check = (heads: unknown) => {
+      if (!assumptionsHold(assumptions, heads as Parameters<typeof assumptionsHold>[1])) {
+        throw new TemplateHeadChanged();
+      }
+    };
     // Together only while they fit one statement's budget: far under max_allowed_packet.
     if (this.batches && statements.reduce((n, sql) => n + sql.length, 0) <= STATEMENT_BYTES) {
-      await writeBatch(this.batches, this.writeTimeoutMs, statements);
+      await writeBatch(this.batches, this.writeTimeoutMs, statements, (results) => {
+        if (guard.length > 0) check(results[0]);
+      });
       return;
     }
     await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      for (const sql of statements) await query(sql);
+      for (const [i, sql] of statements.entries()) {
+        const result = await query(sql);
+        if (i === 0 && guard.length > 0) check(result);
+      }
     });
   }
 

@@ -1,9 +1,16 @@
 // Templates in MySQL: each template's head (workflow_templates: its latest version, whether it
 // is archived) and its versions (workflow_template_versions: name and pages, never changed once
-// written). A version is immutable, so versions are cached by (id, version) for good; a head
-// changes, so it is read on every use, never cached (the reads of new runs share one query
-// through a group-commit batcher). The organization check is made on every use. Every change
-// is one transaction with its audit entry and the request's Idempotency-Key.
+// written). A version is immutable, so versions are cached by (id, version) for good.
+//
+// A head changes, and another API process may change it, so the heads cached for new runs are
+// only assumptions: a new run carries what it assumed of its template's head (a
+// TemplateAssumption), and the transaction that stores it checks that under a shared lock
+// (run-sql's templateGuardSql), so a run is stored only if the head was still as assumed when
+// it committed; when it was not, the head is read again and the create made again. A cached
+// head may let a create through to that check; it never refuses one: a refusal (archived, no
+// such version) is decided on a head read just now. Heads read fresh share one query through a
+// group-commit batcher. The organization check is made on every use. Every change is one
+// transaction with its audit entry and the request's Idempotency-Key.
 import { ADMIN_CLI, actorJson, parseActor, type Actor } from '../audit/actor.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
@@ -13,6 +20,7 @@ import {
 } from '../idempotency/idempotency-keys.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
+import type { TemplateAssumption } from '../runs/run-sql.js';
 import type { Template, TemplateDefinition, TemplateHead, TemplateVersion } from './template.js';
 
 interface VersionRow {
@@ -99,9 +107,9 @@ export interface VersionSummary {
   fieldCount: number;
 }
 
-/** Why a template cannot take a new run, or the version it uses. */
+/** Why a template cannot take a new run, or the version it uses and what that assumed. */
 export type RunTemplate =
-  | { ok: true; template: Template }
+  | { ok: true; template: Template; assumption: TemplateAssumption }
   | { ok: false; reason: 'unknown_template' | 'template_archived' | 'unknown_template_version' };
 
 /** The outcome of saving a new version: it, or why not. */
@@ -114,6 +122,7 @@ export type SaveResult =
 export const versionKey = (id: string, version: number) => `${id}@${version}`;
 
 const CACHE_LIMIT = 10_000;
+const HEAD_CACHE_LIMIT = 10_000;
 
 /** The answer a change makes, from the template as it stands after it (for its key). */
 type AnswerOf = (state: TemplateState) => IdempotencyRecord | undefined;
@@ -121,6 +130,8 @@ type AnswerOf = (state: TemplateState) => IdempotencyRecord | undefined;
 export class TemplateStore {
   private readonly versions = new Map<string, TemplateVersion>();
   private readonly heads: Batcher<string, TemplateHead | undefined>;
+  /** Heads as last read, for new runs: assumptions their transaction checks (see above). */
+  private readonly cachedHeads = new Map<string, TemplateHead>();
 
   constructor(
     private readonly db: Db,
@@ -188,54 +199,61 @@ export class TemplateStore {
     answer?: AnswerOf,
   ): Promise<SaveResult> {
     const now = new Date();
-    return writeTransaction(this.db, this.writeTimeoutMs, async (query): Promise<SaveResult> => {
-      const moved = await query(
-        `UPDATE workflow_templates SET latest_version = latest_version + 1, updated_at = ?
+    const result = await writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query): Promise<SaveResult> => {
+        const moved = await query(
+          `UPDATE workflow_templates SET latest_version = latest_version + 1, updated_at = ?
           WHERE id = ? AND organization_id = ? AND latest_version = ?`,
-        [now, id, organizationId, expectedVersion],
-      );
-      if (moved.affectedRows === 0) {
-        // Nothing was written. This is the transaction's first read, so it sees the latest
-        // committed head (the save that won), not an older snapshot.
-        const head = await readHead(query, organizationId, id);
-        return head
-          ? { ok: false, reason: 'conflict', latestVersion: head.latestVersion }
-          : { ok: false, reason: 'not_found' };
-      }
-      const head = (await readHead(query, organizationId, id))!;
-      let name = definition.name;
-      if (name === undefined) {
-        const [previous] = (await query(
-          'SELECT name FROM workflow_template_versions WHERE template_id = ? AND version = ?',
-          [id, expectedVersion],
-        )) as unknown as Array<{ name: string }>;
-        name = previous!.name;
-      }
-      const version: TemplateVersion = {
-        id,
-        organizationId,
-        version: expectedVersion + 1,
-        name,
-        pages: definition.pages,
-        createdAt: now,
-        createdBy: actor,
-      };
-      await insertVersion(query, version);
-      await insertAuditEntries(query, [
-        {
+          [now, id, organizationId, expectedVersion],
+        );
+        if (moved.affectedRows === 0) {
+          // Nothing was written. This is the transaction's first read, so it sees the latest
+          // committed head (the save that won), not an older snapshot.
+          const head = await readHead(query, organizationId, id);
+          return head
+            ? { ok: false, reason: 'conflict', latestVersion: head.latestVersion }
+            : { ok: false, reason: 'not_found' };
+        }
+        const head = (await readHead(query, organizationId, id))!;
+        let name = definition.name;
+        if (name === undefined) {
+          const [previous] = (await query(
+            'SELECT name FROM workflow_template_versions WHERE template_id = ? AND version = ?',
+            [id, expectedVersion],
+          )) as unknown as Array<{ name: string }>;
+          name = previous!.name;
+        }
+        const version: TemplateVersion = {
+          id,
           organizationId,
-          type: 'template.updated',
-          actor,
-          targetId: id,
-          data: { name, version: version.version },
-          at: now,
-        },
-      ]);
-      const state = { head, version };
-      const key = answer?.(state);
-      if (key) await insertIdempotencyRecords(query, [key]);
-      return { ok: true, state };
-    });
+          version: expectedVersion + 1,
+          name,
+          pages: definition.pages,
+          createdAt: now,
+          createdBy: actor,
+        };
+        await insertVersion(query, version);
+        await insertAuditEntries(query, [
+          {
+            organizationId,
+            type: 'template.updated',
+            actor,
+            targetId: id,
+            data: { name, version: version.version },
+            at: now,
+          },
+        ]);
+        const state = { head, version };
+        const key = answer?.(state);
+        if (key) await insertIdempotencyRecords(query, [key]);
+        return { ok: true, state };
+      },
+    );
+    // This process's new runs use the new version at once (others find out at their check).
+    this.forget(id);
+    return result;
   }
 
   /**
@@ -252,7 +270,7 @@ export class TemplateStore {
     answer?: AnswerOf,
   ): Promise<TemplateState | undefined> {
     const now = new Date();
-    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+    const result = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const changed = await query(
         `UPDATE workflow_templates SET archived = ?, updated_at = ?
           WHERE id = ? AND organization_id = ? AND archived = ?`,
@@ -282,6 +300,8 @@ export class TemplateStore {
       if (key) await insertIdempotencyRecords(query, [key]);
       return state;
     });
+    this.forget(id);
+    return result;
   }
 
   /**
@@ -290,16 +310,33 @@ export class TemplateStore {
    */
   async head(organizationId: string, id: string): Promise<TemplateHead | undefined> {
     const head = await this.heads.submit(id);
+    if (head) {
+      if (this.cachedHeads.size >= HEAD_CACHE_LIMIT) this.cachedHeads.clear();
+      this.cachedHeads.set(id, head);
+    } else {
+      this.cachedHeads.delete(id);
+    }
     return head?.organizationId === organizationId ? head : undefined;
+  }
+
+  /** Drops a cached head: it was found changed, or this process changed it. */
+  forget(id: string): void {
+    this.cachedHeads.delete(id);
   }
 
   /**
    * The version a new run of the organization's template uses: the one asked for, or the
    * latest; refused when the template is not the organization's, is archived, or lacks the
-   * version asked for.
+   * version asked for. Answered from the cached head when it lets the run through (the run's
+   * transaction checks the assumption); a refusal is always decided on a fresh read.
    */
   async forNewRun(organizationId: string, id: string, version?: number): Promise<RunTemplate> {
-    const head = await this.head(organizationId, id);
+    const cached = this.cachedHeads.get(id);
+    const usable =
+      cached?.organizationId === organizationId &&
+      !cached.archived &&
+      (version === undefined || version <= cached.latestVersion);
+    const head = usable ? cached : await this.head(organizationId, id);
     if (!head) return { ok: false, reason: 'unknown_template' };
     if (head.archived) return { ok: false, reason: 'template_archived' };
     const wanted = version ?? head.latestVersion;
@@ -307,7 +344,13 @@ export class TemplateStore {
     const template = (await this.findVersions([{ id, version: wanted }])).get(
       versionKey(id, wanted),
     );
-    return template ? { ok: true, template } : { ok: false, reason: 'unknown_template_version' };
+    if (!template) return { ok: false, reason: 'unknown_template_version' };
+    // A pinned version stays valid as versions are added: only "not archived" is assumed.
+    const assumption: TemplateAssumption = {
+      templateId: id,
+      latestVersion: version === undefined ? head.latestVersion : undefined,
+    };
+    return { ok: true, template, assumption };
   }
 
   /**

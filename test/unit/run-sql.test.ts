@@ -15,6 +15,8 @@ import {
   requestSql,
   unreadableFailedStatements,
   type AppliedChange,
+  assumptionsHold,
+  templateGuardSql,
 } from '../../src/runs/run-sql.js';
 import {
   applyPending,
@@ -191,5 +193,34 @@ describe('run statements', () => {
       /AND applied_seq = 3 AND event_seq = 4 AND status IN \('pending', 'active'\)$/,
     );
     expect(event).to.include(`'r', 'o', 5, 'run.failed'`);
+  });
+});
+
+describe("new runs' template assumptions", () => {
+  const head = (id: string, latest: number, archived = 0) => ({
+    id,
+    latest_version: latest,
+    archived,
+  });
+
+  it('hold while each head is as assumed: the latest version, or (pinned) only not archived', () => {
+    const latest = { templateId: 't', latestVersion: 2 };
+    const pinned = { templateId: 'u', latestVersion: undefined };
+    expect(assumptionsHold([latest, pinned], [head('t', 2), head('u', 7)])).to.equal(true);
+    expect(assumptionsHold([latest], [head('t', 3)]), 'a newer version saved').to.equal(false);
+    expect(assumptionsHold([latest], [head('t', 2, 1)]), 'archived').to.equal(false);
+    expect(assumptionsHold([pinned], [head('u', 7, 1)]), 'pinned, archived').to.equal(false);
+    expect(assumptionsHold([latest], []), 'the head not read').to.equal(false);
+  });
+
+  it('are read under a shared lock, each template once', () => {
+    const sql = templateGuardSql([
+      { templateId: "t'1", latestVersion: 1 },
+      { templateId: "t'1", latestVersion: undefined },
+      { templateId: 't2', latestVersion: 4 },
+    ]);
+    expect(sql).to.equal(
+      "SELECT id, latest_version, archived FROM workflow_templates WHERE id IN ('t\\'1', 't2') LOCK IN SHARE MODE",
+    );
   });
 });
