@@ -75,8 +75,8 @@ export class RunStore {
    * Stores new runs in one transaction: all or nothing, and a failure that is not an
    * OutcomeUnknownError means nothing was stored. Rows get their seq (list order) from the
    * database. The transaction first reads the heads of the templates the runs were made from
-   * (under a shared lock): when one is not as `assumptions` say, nothing is stored and it
-   * rejects with TemplateHeadChanged.
+   * (templateGuardSql): when one is not as `assumptions` say, nothing is stored and it rejects
+   * with TemplateHeadChanged.
    */
   async insertMany(
     runs: readonly RunRecord[],

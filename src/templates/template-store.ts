@@ -4,9 +4,10 @@
 //
 // A head changes, and another API process may change it, so the heads cached for new runs are
 // only assumptions: a new run carries what it assumed of its template's head (a
-// TemplateAssumption), and the transaction that stores it checks that under a shared lock
-// (run-sql's templateGuardSql), so a run is stored only if the head was still as assumed when
-// it committed; when it was not, the head is read again and the create made again. A cached
+// TemplateAssumption), and the transaction that stores it reads the head again first
+// (run-sql's templateGuardSql), so a run is stored only if the head was still as assumed
+// after its request arrived; when it was not, the head is read again and the create made
+// again. A cached
 // head may let a create through to that check; it never refuses one: a refusal (archived, no
 // such version) is decided on a head read just now. Heads read fresh share one query through a
 // group-commit batcher. The organization check is made on every use. Every change is one
