@@ -17,6 +17,7 @@ export const DOMAIN_ERROR_CODES = [
   'invalid_url',
   'expiry_in_past',
   'scope_not_held',
+  'expiry_not_held',
   'run_not_found',
   'endpoint_not_found',
   'delivery_not_found',

@@ -27,7 +27,7 @@ export function keyRoutes(deps: {
           schema: ApiKeyWithSecretSchema,
         },
       },
-      refusals: ['expiry_in_past', 'scope_not_held'],
+      refusals: ['expiry_in_past', 'scope_not_held', 'expiry_not_held'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,

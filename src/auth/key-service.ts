@@ -96,6 +96,20 @@ export class KeyService {
         throw scopeNotHeld(scope, pointer('scopes', i), 'granting it');
       }
     });
+    // Nor a longer life than its own: a key that expires makes keys that expire no later
+    // (by default, when it does).
+    const own = principal.expiresAt;
+    if (own !== null) {
+      if (expiresAt === null) {
+        expiresAt = own;
+      } else if (expiresAt.getTime() > own.getTime()) {
+        throw new DomainError(
+          'expiry_not_held',
+          `expires_at may not be later than the calling key's own expiry, ${own.toISOString()}`,
+          pointer('expires_at'),
+        );
+      }
+    }
     const key = newApiKey({
       organizationId: principal.organizationId,
       name: body.name,

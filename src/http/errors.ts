@@ -33,6 +33,10 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     status: 403,
     meaning: 'the key would grant a scope it does not hold itself (named)',
   },
+  expiry_not_held: {
+    status: 403,
+    meaning: 'a key can give a new key no later expiry than its own',
+  },
   run_not_found: { status: 404, meaning: 'no such run in this organization' },
   endpoint_not_found: { status: 404, meaning: 'no such webhook endpoint in this organization' },
   delivery_not_found: { status: 404, meaning: 'no such webhook delivery in this organization' },

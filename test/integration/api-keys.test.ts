@@ -234,6 +234,37 @@ describe('API keys over the API', () => {
       });
     }
 
+    it('gives a new key no longer a life than the calling key’s: its expiry by default, 403 expiry_not_held beyond it', async () => {
+      const expiresAt = new Date(Date.now() + 3600_000);
+      const mortal = await createKey(testDb(), a.orgId, {
+        scopes: ['keys:manage', 'runs:read'],
+        expiresAt,
+      });
+      const before = await counts();
+      const later = new Date(expiresAt.getTime() + 1000).toISOString();
+      const refused = await createApiKey(mortal.key, {
+        name: 'outlives',
+        scopes: ['runs:read'],
+        expires_at: later,
+      });
+      expect(refused.status, refused.text).to.equal(403);
+      expect(refused.body).to.include({ code: 'expiry_not_held', field: '/expires_at' });
+      expect(refused.body.message).to.include(expiresAt.toISOString());
+      expect(await counts()).to.deep.equal(before);
+      // Without an expiry, the new key expires with the key that made it; earlier is fine.
+      const inherits = await createApiKey(mortal.key, { name: 'heir', scopes: ['runs:read'] });
+      expect(inherits.status, inherits.text).to.equal(200);
+      expect(inherits.body.expiresAt).to.equal(expiresAt.toISOString());
+      const sooner = new Date(expiresAt.getTime() - 1000).toISOString();
+      const shorter = await createApiKey(mortal.key, {
+        name: 'shorter',
+        scopes: ['runs:read'],
+        expires_at: sooner,
+      });
+      expect(shorter.status, shorter.text).to.equal(200);
+      expect(shorter.body.expiresAt).to.equal(sooner);
+    });
+
     it('refuses to grant a scope the calling key does not hold: 403 scope_not_held naming it', async () => {
       const narrow = await createKey(testDb(), a.orgId, { scopes: ['keys:manage', 'runs:read'] });
       const before = await counts();
