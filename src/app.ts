@@ -35,7 +35,7 @@ import { operatorBoard } from './http/operator-board.js';
 import type { Queue } from 'bullmq';
 import { runSchemas } from './runs/run-schemas.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
-import { webhookSchemas } from './webhooks/webhook-schemas.js';
+import { RUN_EVENT_WEBHOOK, webhookSchemas } from './webhooks/webhook-schemas.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
 
 export interface AppDeps {
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
 
   // Built once, from the same routes; no key needed to read it.
-  const document = JSON.stringify(openApiDocument(routes, config.basePath));
+  const document = JSON.stringify(openApiDocument(routes, config.basePath, [RUN_EVENT_WEBHOOK]));
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = document;

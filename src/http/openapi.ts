@@ -115,13 +115,55 @@ function operation(route: Route): Json {
   };
 }
 
-export function openApiDocument(routes: readonly Route[], basePath: string): Json {
+/** A request the service sends (OpenAPI 3.1's `webhooks`): what a receiver is sent. */
+export interface OutgoingRequest {
+  name: string;
+  summary: string;
+  description: string;
+  /** The body's named schema. */
+  body: NamedSchema;
+  /** Request headers, by name: what each says. */
+  headers: Record<string, string>;
+}
+
+function outgoing(request: OutgoingRequest): Json {
+  return {
+    post: {
+      operationId: request.name,
+      summary: request.summary,
+      description: request.description,
+      parameters: Object.entries(request.headers).map(([name, description]) => ({
+        name,
+        in: 'header',
+        required: true,
+        description,
+        schema: { type: 'string' },
+      })),
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: ref(request.body) } },
+      },
+      responses: {
+        '2XX': { description: 'received: any 2xx ends the delivery' },
+        default: { description: 'anything else (or no answer in time) is retried' },
+      },
+    },
+  };
+}
+
+export function openApiDocument(
+  routes: readonly Route[],
+  basePath: string,
+  sent: readonly OutgoingRequest[] = [],
+): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
   }
   const schemas: Json = {};
-  for (const schema of namedSchemas(routes)) schemas[schema.$id] = forDocument(schema);
+  for (const schema of [...namedSchemas(routes), ...sent.map((request) => request.body)]) {
+    schemas[schema.$id] = forDocument(schema);
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -133,6 +175,9 @@ export function openApiDocument(routes: readonly Route[], basePath: string): Jso
     servers: [{ url: basePath || '/' }],
     security: [{ apiKey: [] }],
     paths,
+    ...(sent.length > 0
+      ? { webhooks: Object.fromEntries(sent.map((request) => [request.name, outgoing(request)])) }
+      : {}),
     components: {
       schemas,
       securitySchemes: {

@@ -1,6 +1,7 @@
 // The webhook endpoints' schemas: requests and responses, each named; the request types are
 // derived from them. Responses are camelCase like the run summaries; a field without a value
 // is left out, never null.
+import type { OutgoingRequest } from '../http/openapi.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
@@ -160,6 +161,20 @@ export const WebhookPayloadSchema = {
   $id: 'WebhookPayload',
   oneOf: RUN_EVENT_TYPES.map((type) => payloadOf(type)),
 } as const;
+
+/** What the service POSTs to a subscribed endpoint, for the API document's `webhooks`. */
+export const RUN_EVENT_WEBHOOK: OutgoingRequest = {
+  name: 'runEvent',
+  summary: 'A run event, POSTed to each endpoint subscribed to its type',
+  description:
+    'Signed as Standard Webhooks lays out: verify webhook-signature over `${webhook-id}.${webhook-timestamp}.${body}` with the endpoint secret. At least once, in history order per run; de-duplicate on webhook-id.',
+  body: WebhookPayloadSchema,
+  headers: {
+    'webhook-id': "the event's id (evt_<n>): the same for every attempt and endpoint",
+    'webhook-timestamp': 'Unix seconds of the attempt',
+    'webhook-signature': 'v1,<base64 HMAC-SHA256>, one per secret that signs (space-separated)',
+  },
+};
 
 export function webhookSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listMaxLimit'>) {
   return {

@@ -4,6 +4,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { isScope } from '../../src/auth/scopes.js';
+import { RUN_EVENT_TYPES } from '../../src/runs/run-events.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { specSchemas } from '../support/spec-schemas.js';
@@ -95,6 +96,21 @@ describe('the API document: GET /openapi.json', () => {
     expect(JSON.stringify(conflicts)).to.match(/template_version_conflict/);
     const schemes = (document.components as Json).securitySchemes as Json;
     expect(schemes.apiKey).to.deep.include({ type: 'apiKey', in: 'header', name: 'Authorization' });
+  });
+
+  it('describes what the service sends to a webhook endpoint, as OpenAPI 3.1 webhooks', () => {
+    const webhooks = document.webhooks as Record<string, Record<string, Json>>;
+    const post = webhooks.runEvent!.post!;
+    const body = (post.requestBody as Json).content as Record<string, { schema: Json }>;
+    expect(body['application/json']!.schema).to.deep.equal({
+      $ref: '#/components/schemas/WebhookPayload',
+    });
+    const headers = (post.parameters as Json[]).map((p) => p.name);
+    expect(headers).to.have.members(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    // One branch per event type, each with that type's data (and the actor).
+    const payload = (document.components as { schemas: Record<string, Json> }).schemas
+      .WebhookPayload!;
+    expect((payload.oneOf as Json[]).length).to.equal(RUN_EVENT_TYPES.length);
   });
 
   it('names the one scope of every operation, in its security, x-scope and description', () => {
