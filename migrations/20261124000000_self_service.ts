@@ -93,6 +93,19 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('audit_log');
+  // Once api_keys_org_seq could serve the foreign key on organization_id, MariaDB dropped the
+  // key's own index (on a fresh database; not on one whose index predates it): make sure one
+  // is there before that index goes.
+  const [ownIndex] = (await knex.raw(
+    `SELECT 1 FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'api_keys'
+        AND INDEX_NAME = 'api_keys_organization_id_foreign'`,
+  )) as [unknown[]];
+  if (ownIndex.length === 0) {
+    await knex.schema.alterTable('api_keys', (t) => {
+      t.index(['organization_id'], 'api_keys_organization_id_foreign');
+    });
+  }
   await knex.schema.alterTable('api_keys', (t) => {
     t.dropIndex([], 'api_keys_expiry');
     t.dropIndex([], 'api_keys_org_seq');
