@@ -26,11 +26,9 @@ const config = loadConfigOrExit();
 const db = createDb(config);
 const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-naive');
 const orgId = process.env.BENCH_ORG_ID ?? '';
-const template = await new TemplateStore(db).findForOrganization(
-  orgId,
-  process.env.BENCH_TEMPLATE_ID ?? '',
-);
-if (!template) throw new Error('BENCH_ORG_ID / BENCH_TEMPLATE_ID name no template');
+const found = await new TemplateStore(db).forNewRun(orgId, process.env.BENCH_TEMPLATE_ID ?? '');
+if (!found.ok) throw new Error('BENCH_ORG_ID / BENCH_TEMPLATE_ID name no template');
+const { template } = found;
 
 const app = new Koa();
 app.use(async (ctx) => {

@@ -38,6 +38,30 @@ export function templateRoutes(deps: {
   const detail = (description: string) => ({
     200: { description, schema: WorkflowTemplateDetailSchema },
   });
+  /** Archive (or restore): one route each way, the same but for the state asked for. */
+  const archivalRoute = (archived: boolean) =>
+    defineRoute({
+      operationId: archived ? 'archiveWorkflowTemplate' : 'restoreWorkflowTemplate',
+      method: 'POST',
+      path: archived ? '/archive-workflow-template' : '/restore-workflow-template',
+      summary: archived
+        ? 'Archive a template: it takes no new runs; its runs go on'
+        : 'Restore an archived template: it takes new runs again',
+      description: archived
+        ? 'Archiving an archived template changes nothing and answers it as it is.'
+        : 'Restoring a template that is not archived changes nothing.',
+      scope: 'templates:write',
+      body: schemas.idBody,
+      responses: detail(archived ? 'the template, archived' : 'the template, not archived'),
+      refusals: ['template_not_found'],
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.setArchived(principal, body.id, archived, deadline, idempotency),
+        };
+      },
+    });
+
   return [
     defineRoute({
       operationId: 'getWorkflowTemplates',
@@ -121,39 +145,7 @@ export function templateRoutes(deps: {
         );
       },
     }),
-    defineRoute({
-      operationId: 'archiveWorkflowTemplate',
-      method: 'POST',
-      path: '/archive-workflow-template',
-      summary: 'Archive a template: it takes no new runs; its runs go on',
-      description: 'Archiving an archived template changes nothing and answers it as it is.',
-      scope: 'templates:write',
-      body: schemas.idBody,
-      responses: detail('the template, archived'),
-      refusals: ['template_not_found'],
-      async handle({ principal, body, deadline, idempotency }) {
-        return {
-          status: 200,
-          body: await service.setArchived(principal, body.id, true, deadline, idempotency),
-        };
-      },
-    }),
-    defineRoute({
-      operationId: 'restoreWorkflowTemplate',
-      method: 'POST',
-      path: '/restore-workflow-template',
-      summary: 'Restore an archived template: it takes new runs again',
-      description: 'Restoring a template that is not archived changes nothing.',
-      scope: 'templates:write',
-      body: schemas.idBody,
-      responses: detail('the template, not archived'),
-      refusals: ['template_not_found'],
-      async handle({ principal, body, deadline, idempotency }) {
-        return {
-          status: 200,
-          body: await service.setArchived(principal, body.id, false, deadline, idempotency),
-        };
-      },
-    }),
+    archivalRoute(true),
+    archivalRoute(false),
   ];
 }

@@ -43,6 +43,15 @@ interface HeadRow {
   updated_at: Date;
 }
 
+const HEAD_COLUMNS = [
+  'id',
+  'organization_id',
+  'latest_version',
+  'archived',
+  'created_at',
+  'updated_at',
+] as const;
+
 const VERSION_COLUMNS = [
   'template_id',
   'version',
@@ -364,29 +373,12 @@ export class TemplateStore {
     id: string,
     version?: number,
   ): Promise<TemplateState | 'no_version' | undefined> {
-    const row = (await this.db('workflow_templates')
-      .select('id', 'organization_id', 'latest_version', 'archived', 'created_at', 'updated_at')
-      .where({ id, organization_id: organizationId })
-      .first()) as HeadRow | undefined;
-    if (!row) return undefined;
-    const head = fromHeadRow(row);
+    const head = await this.head(organizationId, id);
+    if (!head) return undefined;
     const wanted = version ?? head.latestVersion;
     if (wanted > head.latestVersion) return 'no_version';
     const found = (await this.findVersions([{ id, version: wanted }])).get(versionKey(id, wanted));
     return found ? { head, version: found } : 'no_version';
-  }
-
-  /**
-   * The version a run of the organization's template would use (the one asked for, or the
-   * latest), archived or not; undefined when there is none such.
-   */
-  async findForOrganization(
-    organizationId: string,
-    id: string,
-    version?: number,
-  ): Promise<Template | undefined> {
-    const found = await this.find(organizationId, id, version);
-    return typeof found === 'object' ? found.version : undefined;
   }
 
   /**
@@ -510,7 +502,7 @@ export class TemplateStore {
   /** The heads of the templates asked for, in one query; one entry per id, in order. */
   private async readHeads(ids: string[]): Promise<Array<TemplateHead | undefined>> {
     const rows = (await this.db('workflow_templates')
-      .select('id', 'organization_id', 'latest_version', 'archived', 'created_at', 'updated_at')
+      .select(...HEAD_COLUMNS)
       .whereIn('id', [...new Set(ids)])) as HeadRow[];
     const byId = new Map(rows.map((row) => [row.id, fromHeadRow(row)]));
     return ids.map((id) => byId.get(id));
@@ -523,8 +515,7 @@ async function readHead(
   id: string,
 ): Promise<TemplateHead | undefined> {
   const [row] = (await query(
-    `SELECT id, organization_id, latest_version, archived, created_at, updated_at
-       FROM workflow_templates WHERE id = ? AND organization_id = ?`,
+    `SELECT ${HEAD_COLUMNS.join(', ')} FROM workflow_templates WHERE id = ? AND organization_id = ?`,
     [id, organizationId],
   )) as unknown as HeadRow[];
   return row ? fromHeadRow(row) : undefined;
