@@ -1,7 +1,10 @@
 // The worker benchmark's backlog: pending runs stored exactly as the API stores them (newRun,
-// the same statements), their jobs enqueued as the API enqueues them (RunNotifier: one job per
-// committed batch) for the real worker, or one job per run for the bare baseline worker.
+// the same statements), their jobs enqueued as the API enqueues them (RunNotifier: its
+// organization's turn, after each committed batch) for the real worker, or one job per run for
+// the bare baseline worker.
+import type { Queue } from 'bullmq';
 import { SYSTEM } from '../src/audit/actor.js';
+import type { OneRunJob } from './baselines/bare-worker.js';
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
 import { createLogger } from '../src/logger.js';
@@ -29,6 +32,8 @@ export async function seedBacklog(
   const notifier = new RunNotifier(
     new KindQueue('applyRuns', applyRunsJob, queue, createLogger('warn'), 30_000),
   );
+  // The bare worker's jobs name one run each: the same queue, its own job shape.
+  const bare = queue as unknown as Queue<OneRunJob>;
   try {
     await queue.waitUntilReady();
     // No worker runs yet, so rows and jobs may be written in any order: chunks go in parallel.
@@ -44,8 +49,8 @@ export async function seedBacklog(
         const batch = runs.slice(i, i + 200);
         chunks.push(
           jobs === 'as-api'
-            ? notifier.notify(batch.map((run) => ({ runId: run.id, seq: run.requestedSeq })))
-            : queue.addBulk(batch.map((run) => ({ name: 'apply', data: { runIds: [run.id] } }))),
+            ? notifier.notify(tenant.orgId)
+            : bare.addBulk(batch.map((run) => ({ name: 'apply', data: { runIds: [run.id] } }))),
         );
       }
       if (chunks.length >= 8) await Promise.all(chunks.splice(0));
@@ -56,10 +61,11 @@ export async function seedBacklog(
   }
 }
 
-/** Runs still waiting for a worker (read through the pending_since index). */
-export async function countPending(db: Db): Promise<number> {
+/** The organization's runs still waiting for a worker (a range of its pending index). */
+export async function countPending(db: Db, organizationId: string): Promise<number> {
   const [rows] = (await db.raw(
-    'SELECT COUNT(*) AS n FROM workflow_runs WHERE pending_since IS NOT NULL',
+    'SELECT COUNT(*) AS n FROM workflow_runs WHERE organization_id = ? AND pending_since IS NOT NULL',
+    [organizationId],
   )) as [Array<{ n: number | string }>];
   return Number(rows[0]?.n ?? 0);
 }

@@ -5,6 +5,7 @@ import * as createSchema from './20261121000000_create_schema.js';
 import * as runEvents from './20261122000000_run_events_and_lifecycle.js';
 import * as webhooks from './20261123000000_webhooks.js';
 import * as selfService from './20261124000000_self_service.js';
+import * as fairShare from './20261125000000_fair_share.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '20261122000000_run_events_and_lifecycle': runEvents,
   '20261123000000_webhooks': webhooks,
   '20261124000000_self_service': selfService,
+  '20261125000000_fair_share': fairShare,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -66,7 +66,7 @@ const applier = new RunApplier(store, async (runs) => {
 
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
-  applyRuns: applyRunsProcessor({ store, applier, log }),
+  applyRuns: applyRunsProcessor({ store, applier, jobs: queues.get('applyRuns'), log }),
   stepDue: stepDueProcessor({ store }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer }),
 };

@@ -1,8 +1,10 @@
 // Makes up for what Redis may have lost (a restart, FLUSHALL) or a process that died between
 // its commit and its enqueue; MySQL says what is owed:
-//   - runs whose stored change has waited longer than it should are enqueued again (safe in
-//     every worker at once: the job ids of one round are the same everywhere, so BullMQ keeps
-//     one, and applying is idempotent);
+//   - organizations with a run whose stored change has waited longer than it should are given
+//     a turn (src/jobs/apply-runs.ts; safe in every worker at once: an organization has one
+//     turn queued at most, and applying is idempotent). Turns take the oldest owed runs, round
+//     robin between organizations, so after a flush a backlog in one organization holds up no
+//     other either;
 //   - steps past their due date and not marked overdue (their timer lost) are marked here;
 //   - webhook deliveries owed and due, not held by an attempt and first of their run to their
 //     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
@@ -107,21 +109,17 @@ export class Reconciler {
   }
 
   private async reenqueueUnapplied(): Promise<number> {
-    const now = Date.now();
-    const unapplied = await this.store.findUnapplied(
-      new Date(now - this.options.afterMs),
+    const organizations = await this.store.organizationsOwed(
+      new Date(Date.now() - this.options.afterMs),
       this.options.batch ?? 1000,
     );
-    if (unapplied.length === 0) return 0;
-    const round = Math.floor(now / this.options.afterMs);
-    const sent = await this.runJobs.enqueue(
-      unapplied.map((r) => ({ runId: r.id, seq: Number(r.requested_seq) })),
-      { suffix: `_r${round}` },
-    );
-    if (sent) {
-      reconcilerReenqueued.inc(unapplied.length);
-      this.log.info('re-enqueued runs whose change waits', { runs: unapplied.length });
-    }
-    return sent ? unapplied.length : 0;
+    if (organizations.length === 0) return 0;
+    const sent = await this.runJobs.enqueue(organizations);
+    if (!sent) return 0;
+    reconcilerReenqueued.inc(organizations.length);
+    this.log.info('gave a turn to organizations whose runs wait', {
+      organizations: organizations.length,
+    });
+    return organizations.length;
   }
 }

@@ -11,6 +11,11 @@ import { fromRow } from '../src/runs/run-columns.js';
 import type { AppliedChange } from '../src/runs/run-sql.js';
 import type { RunStore } from '../src/runs/run-store.js';
 
+/** Most runs the applier writes in one transaction. */
+export const APPLY_BATCH = 250;
+/** The applier's transactions in flight at once. */
+export const APPLY_IN_FLIGHT = 2;
+
 export type ApplyOutcome = 'applied' | 'nothing-owed' | 'missing';
 
 /** A run that cannot be applied: carries the applied_seq read, for marking it failed. */
@@ -32,7 +37,10 @@ export class RunApplier {
     /** Told of the runs whose change was stored, after the commit (due timers, webhooks); never throws. */
     private readonly onApplied: (runs: RunRecord[]) => Promise<void> = async () => undefined,
   ) {
-    this.batcher = new Batcher((ids) => this.applyBatch(ids), { maxBatch: 250, maxInFlight: 2 });
+    this.batcher = new Batcher((ids) => this.applyBatch(ids), {
+      maxBatch: APPLY_BATCH,
+      maxInFlight: APPLY_IN_FLIGHT,
+    });
   }
 
   apply(runId: string): Promise<ApplyOutcome> {

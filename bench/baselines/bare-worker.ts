@@ -1,10 +1,11 @@
 // Baseline of the worker benchmark: a bare BullMQ worker with the real worker's concurrency,
 // connection and lock settings, doing one guarded UPDATE per job and nothing else (no read,
-// no run document, no batching). Its backlog has one job per run.
+// no run document, no batching). Its backlog has one job per run, naming the run (on the runs
+// queue, which it has to itself during its turn of the benchmark).
 import { Worker } from 'bullmq';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
-import { applyRunsJob, type ApplyRunsData } from '../../src/jobs/apply-runs.js';
+import { applyRunsJob } from '../../src/jobs/apply-runs.js';
 import { RedisConnections } from '../../src/queue.js';
 import { exitWithParent } from '../child.js';
 
@@ -12,7 +13,12 @@ exitWithParent();
 const config = loadConfigOrExit();
 const db = createDb(config);
 
-const worker = new Worker<ApplyRunsData>(
+/** What the bare worker's jobs carry: one run each. */
+export interface OneRunJob {
+  runIds: string[];
+}
+
+const worker = new Worker<OneRunJob>(
   applyRunsJob.queue,
   async (job) => {
     await db.raw(

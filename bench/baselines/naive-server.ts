@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { loadConfigOrExit } from '../../src/config.js';
 import { createDb } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
-import { applyRunsJob, applyRunsJobId } from '../../src/jobs/apply-runs.js';
+import { applyRunsJob } from '../../src/jobs/apply-runs.js';
 import { RedisConnections } from '../../src/queue.js';
 import { toResource } from '../../src/runs/run-views.js';
 import { newRun } from '../../src/runs/run-state.js';
@@ -47,11 +47,8 @@ app.use(async (ctx) => {
     SYSTEM,
   );
   await insertRuns(db, [run]);
-  await queue.add(
-    'apply',
-    { runIds: [run.id] },
-    { jobId: applyRunsJobId({ runId: run.id, seq: run.requestedSeq }, 1) },
-  );
+  // Its organization's turn, as the service enqueues it (one per organization at a time).
+  await queue.add('apply', { organizationId: orgId }, applyRunsJob.jobs([orgId], {})[0]!.opts);
   ctx.body = toResource(run);
 });
 serveBaseline(app, () => Promise.all([queue.close(), db.destroy()]));

@@ -57,7 +57,7 @@ function drainers(db: Db, tenant: Tenant, peer: PeerDb | undefined): Map<WorkerK
       await clearQueue(PREFIXES.workerPhase);
       await seedBacklog(db, tenant, PREFIXES.workerPhase, backlog, jobs);
     },
-    countPending: () => countPending(db),
+    countPending: () => countPending(db, tenant.orgId),
     countActive: () => countByStatus(db, 'active'),
     storage: mysqlAndRedis,
   });

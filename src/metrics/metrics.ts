@@ -39,7 +39,7 @@ export const eventsWritten = new Counter({
 
 export const reconcilerReenqueued = new Counter({
   name: 'wrs_reconciler_reenqueued_total',
-  help: 'Runs whose waiting change the reconciler enqueued again.',
+  help: 'Turns the reconciler gave to organizations whose runs waited too long (a lost notification).',
   registers: [registry],
 });
 

@@ -187,7 +187,7 @@ export class RunService {
         request.step_name,
       );
       if (!(await this.runs.storeRequest(run, next, runAnswer(claim, 202, next)))) return undefined;
-      await this.notifier.notify([{ runId: next.id, seq: next.requestedSeq }]);
+      await this.notifier.notify(next.organizationId);
       return next;
     });
   }
@@ -218,10 +218,7 @@ export class RunService {
       const next = retryRun(run, new Date(), principal.actor);
       if (!(await this.runs.storeChange(run, next, runAnswer(claim, 202, next)))) return undefined;
       countChange('retry', next.events);
-      await this.notifier.notify(
-        [{ runId: next.id, seq: next.requestedSeq }],
-        `_retry${next.eventSeq}`,
-      );
+      await this.notifier.notify(next.organizationId);
       return next;
     });
   }
@@ -298,7 +295,7 @@ export class RunService {
     for (const run of stored) countChange('create', run.events);
     // Answer as soon as the runs are committed: the job is only a notification (and the
     // reconciler covers a lost one), so callers do not wait for Redis too.
-    this.notifier.post(stored.map((run) => ({ runId: run.id, seq: run.requestedSeq })));
+    this.notifier.post(stored.map((run) => run.organizationId));
     return results;
   }
 }

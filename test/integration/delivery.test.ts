@@ -50,7 +50,9 @@ describe('job delivery', () => {
     queue.addBulk(
       Array.from({ length: n }, (_, i) => ({
         name: 'apply',
-        data: { runIds: [id] },
+        // An organization's turn, each with an id of its own: BullMQ's deduplication does not
+        // hold them back, so both workers work the same turn at once.
+        data: { organizationId: tenant.orgId },
         opts: { jobId: `dup-${tag}-${id}-${i}` },
       })),
     );
@@ -87,7 +89,7 @@ describe('job delivery', () => {
     expect(after.last_activity.getTime()).to.be.at.least(started.last_activity.getTime());
   });
 
-  it('marks a run failed, with the reason in run_json, when it cannot be applied after its attempts', async () => {
+  it('marks a run failed, with the reason in run_json, when it cannot be applied', async () => {
     const res = await client.createRun(createBody(tenant));
     const id = res.body.id as string;
     // Break the stored run before any worker sees it: its pending change names a step it lacks.

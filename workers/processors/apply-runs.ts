@@ -1,37 +1,63 @@
-// Processor of "apply runs" jobs (src/jobs/apply-runs.ts): applies every run a job names. Runs
-// already applied (by an earlier attempt, a duplicate job or another worker) are no-ops, so a
-// retried job only redoes what is still owed.
+// Processor of "apply runs" jobs (src/jobs/apply-runs.ts): an organization's turn. Reads the
+// organization's oldest owed runs (at most TURN_RUNS), applies them, and when it found as many
+// as it may take, asks for the organization's next turn, which queues behind the turns of
+// every other organization already waiting: round robin between organizations.
+//
+// Runs already applied (by an earlier attempt, or another worker) are no-ops, so a retried
+// turn only redoes what is still owed. A run that cannot be applied is marked failed at once,
+// with the reason, so that it never holds up its organization's other runs; a transient error
+// (MySQL away) is nobody's fault and fails the turn, which BullMQ retries with backoff.
 import type { Job } from 'bullmq';
 import { isTransientError } from '../../src/errors.js';
-import type { ApplyRunsData } from '../../src/jobs/apply-runs.js';
+import type { ApplyRunsData, RunJobs } from '../../src/jobs/apply-runs.js';
 import type { Logger } from '../../src/logger.js';
 import type { RunStore } from '../../src/runs/run-store.js';
-import { RunApplyError, type RunApplier } from '../run-applier.js';
+import { APPLY_BATCH, APPLY_IN_FLIGHT, RunApplyError, type RunApplier } from '../run-applier.js';
 
-export function applyRunsProcessor(deps: { store: RunStore; applier: RunApplier; log: Logger }) {
-  const { store, applier, log } = deps;
+/**
+ * Most runs one turn takes: as many as the applier has in flight at once, so a turn keeps the
+ * applier's transactions busy without queueing more behind them, and another organization's
+ * turn waits behind one of the applier's batches at most.
+ */
+export const TURN_RUNS = APPLY_BATCH * APPLY_IN_FLIGHT;
+
+export function applyRunsProcessor(deps: {
+  store: RunStore;
+  applier: RunApplier;
+  jobs: RunJobs;
+  log: Logger;
+  turnRuns?: number;
+}) {
+  const { store, applier, jobs, log, turnRuns = TURN_RUNS } = deps;
   return async (job: Job<ApplyRunsData>) => {
-    const runIds = Array.isArray(job.data?.runIds) ? job.data.runIds : [];
-    const results = await Promise.allSettled(runIds.map((id) => applier.apply(id)));
-    const errors = results.flatMap((r, i) =>
-      r.status === 'rejected' ? [{ runId: runIds[i]!, err: r.reason as unknown }] : [],
-    );
-    if (errors.length === 0) return { runs: runIds.length };
+    const organizationId = job.data?.organizationId;
+    // A job of another shape (an older version's): the reconciler finds what it meant in MySQL.
+    if (typeof organizationId !== 'string') return { runs: 0 };
+    const runIds = await store.owedRunIds(organizationId, turnRuns);
+    // More may be owed: the next turn is asked for now, and queued when this one ends.
+    if (runIds.length === turnRuns) await jobs.enqueue([organizationId]);
 
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    for (const { runId, err } of errors) {
-      if (err instanceof RunApplyError && lastAttempt) {
-        // Given up: the run is kept as failed with the reason, never silently dropped. A
-        // transient error (MySQL away) is not the run's fault: the reconciler tries it later.
+    const results = await Promise.allSettled(runIds.map((id) => applier.apply(id)));
+    let failed = 0;
+    let owed: unknown;
+    for (const [i, result] of results.entries()) {
+      if (result.status === 'fulfilled') continue;
+      const err: unknown = result.reason;
+      const runId = runIds[i]!;
+      if (err instanceof RunApplyError) {
+        // Kept as failed with the reason, never silently dropped; a retry asks for it again.
         await store.markFailed(runId, err.appliedSeq, err.message, new Date());
         log.error('run failed', { runId, err });
-      } else if (!isTransientError(err) && !(err instanceof RunApplyError)) {
-        log.error('unexpected error applying run', { runId, err, stack: (err as Error)?.stack });
+        failed++;
+      } else {
+        if (!isTransientError(err)) {
+          log.error('unexpected error applying run', { runId, err, stack: (err as Error)?.stack });
+        }
+        owed ??= err;
       }
     }
-    // Fail the attempt so BullMQ retries it with backoff (unless only given-up runs remain).
-    const owed = errors.filter((e) => !(lastAttempt && e.err instanceof RunApplyError));
-    if (owed.length > 0) throw owed[0]!.err;
-    return { runs: runIds.length, failed: errors.length };
+    // Fail the attempt so BullMQ retries the turn with backoff.
+    if (owed !== undefined) throw owed;
+    return { runs: runIds.length, failed };
   };
 }
