@@ -4,6 +4,7 @@ import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
+import type { FairnessResult } from './phases/fairness.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
@@ -34,6 +35,7 @@ export interface Figures {
   e2e?: E2ePhaseResult;
   list?: ListPhaseResult;
   webhooks?: WebhookPhaseResult;
+  fairness?: FairnessResult;
   memory: MemoryTracker;
 }
 
@@ -236,6 +238,35 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ratio: '',
       target: 'none missing',
       result: target('webhook events missing', w.missing, '= 0', w.missing === 0),
+    });
+  }
+
+  if (f.fairness) {
+    const x = f.fairness;
+    const clean = x.bShared.unseen === 0 && x.bShared.createErrors === 0;
+    rows.push({
+      measure: `fairness: B create→active p50 / p99 ms at ${x.rate}/s, during A's backlog of ${x.backlog} (vs B alone)`,
+      service: `${fmt(x.bShared.endToEnd.p50)} / ${fmt(x.bShared.endToEnd.p99)}`,
+      baseline: `${fmt(x.bAlone.endToEnd.p50)} / ${fmt(x.bAlone.endToEnd.p99)}`,
+      ratio: '',
+      target: 'p99 <= 1000',
+      result: target(
+        "fairness: B's create→active p99 ms during A's backlog",
+        x.bShared.endToEnd.p99,
+        '<= 1000',
+        x.bShared.endToEnd.p99 <= 1000 && clean,
+      ),
+    });
+    const share = ratio(x.aSharedPerSecond, x.aAlonePerSecond);
+    rows.push({
+      ...compared(
+        "fairness: A's drain runs/s while B creates (vs A alone)",
+        x.aSharedPerSecond,
+        x.aAlonePerSecond,
+        0,
+      ),
+      target: '>= 0.8',
+      result: target("fairness: A's drain shared ÷ alone", share, '>= 0.8', share >= 0.8),
     });
   }
 

@@ -6,7 +6,8 @@
 // The pg-boss peer runs on its own database (wrs_bench_peer_<pid>) on the local PostgreSQL;
 // where none answers, the peer's figures are left out with a note.
 //
-// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks (some phases),
+// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks,fairness
+// (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -34,6 +35,7 @@ import {
 } from './peer/peer-db.js';
 import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
+import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
@@ -59,7 +61,7 @@ const keepLogs =
   process.argv.includes('--keep-logs') ||
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
-const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks') =>
+const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness') =>
   only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -141,7 +143,11 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const small = await createTenant(db, 'Bench small organization');
     const big = await createTenant(db, 'Bench big organization');
     const hooked = await createTenant(db, 'Bench webhook organization');
-    tenantKeyIds.push(...[tenant, workerTenant, small, big, hooked].map((t) => t.keyId));
+    const backlogged = await createTenant(db, 'Bench organization A (backlog)');
+    const steady = await createTenant(db, 'Bench organization B (steady)');
+    tenantKeyIds.push(
+      ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
+    );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
     const noPeer = await peerUnavailable();
@@ -285,6 +291,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing`,
       );
       memory.sample('after webhook phase');
+    }
+    if (runs('fairness')) {
+      log(
+        `\n[fairness] organization A's backlog of ${settings.fairnessBacklog} runs, organization B creating ${settings.fairnessRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('fairness phase');
+      figures.fairness = await measureFairness({
+        settings,
+        db,
+        a: backlogged,
+        b: steady,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after fairness phase');
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

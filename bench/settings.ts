@@ -39,6 +39,11 @@ export interface BenchSettings {
   webhookBacklog: number;
   webhookRate: number;
   webhookSeconds: number;
+  /** Pending runs of organization A's backlog in the fairness phase. */
+  fairnessBacklog: number;
+  /** Organization B's creates per second, and seconds of them alone, in the fairness phase. */
+  fairnessRate: number;
+  fairnessSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -59,6 +64,9 @@ export const FULL: BenchSettings = {
   webhookBacklog: 5_000,
   webhookRate: 200,
   webhookSeconds: 10,
+  fairnessBacklog: 100_000,
+  fairnessRate: 50,
+  fairnessSeconds: 10,
 };
 
 export const QUICK: BenchSettings = {
@@ -79,6 +87,9 @@ export const QUICK: BenchSettings = {
   webhookBacklog: 2_000,
   webhookRate: 200,
   webhookSeconds: 4,
+  fairnessBacklog: 20_000,
+  fairnessRate: 50,
+  fairnessSeconds: 4,
 };
 
 const mysqlBase = new URL(

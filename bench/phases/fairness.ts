@@ -1,0 +1,145 @@
+// Phase "fairness": one organization's backlog must not hold up another's runs. Organization B
+// creates runs through the API at a steady rate (the end-to-end client: create response to
+// the list showing the run started); organization A has a backlog of pending runs, stored and
+// announced as the API stores and announces them. Measured, each with one worker:
+//   - B alone: B's create→active p50 / p99;
+//   - A alone: A's drain rate (runs started per second, from MySQL's event times);
+//   - shared: A's backlog draining while B creates; B's create→active p50 / p99 and A's rate.
+// B's creates in the shared round last a little over half of A's drain alone, so that every one
+// of them is made while A's backlog is still there.
+import type { Db } from '../../src/db.js';
+import { countPending, seedBacklog } from '../backlog.js';
+import type { E2eOptions, E2eResult } from '../e2e-client.js';
+import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
+import { runChildScript, sleep, startScript, type BenchProcess } from '../processes.js';
+import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
+import { round } from '../stats.js';
+
+export interface FairnessResult {
+  backlog: number;
+  rate: number;
+  bAlone: E2eResult;
+  bShared: E2eResult;
+  /** A's runs started per second, alone and while B creates. */
+  aAlonePerSecond: number;
+  aSharedPerSecond: number;
+}
+
+async function startWorker(name: string): Promise<BenchProcess> {
+  const worker = startScript(name, 'workers/main.js', { env: serviceEnv(PREFIXES.api) });
+  await worker.waitForLog(/"msg":"worker started"/);
+  return worker;
+}
+
+/** B's paced creates for `seconds`, each timed to the list showing it started. */
+function paced(settings: BenchSettings, apiUrl: string, b: Tenant, seconds: number) {
+  return runChildScript<E2eResult>(
+    'fairness-e2e-client',
+    'bench/e2e-client.js',
+    {
+      baseUrl: apiUrl,
+      key: b.key,
+      body: createBody(b),
+      rate: settings.fairnessRate,
+      seconds,
+      pollLimit: 200,
+      pollIntervalMs: 10,
+      settleMs: 5000,
+    } satisfies E2eOptions,
+    (seconds + 120) * 1000,
+  );
+}
+
+/**
+ * Waits until A owes nothing, then reads A's rate from its run.started events since `since`:
+ * the worker's own clock, no polling in the measurement. Polls slowly: counting a backlog of
+ * 100,000 is work for MariaDB that the drain would otherwise share the cores with.
+ */
+async function drained(db: Db, a: Tenant, since: Date, worker: BenchProcess): Promise<number> {
+  const deadline = Date.now() + 600_000;
+  while ((await countPending(db, a.orgId)) > 0) {
+    if (Date.now() > deadline) throw new Error("fairness: A's backlog still pending after 600 s");
+    if (!worker.running) throw new Error(`fairness: the worker exited:\n${worker.tail()}`);
+    await sleep(250);
+  }
+  const [rows] = (await db.raw(
+    'SELECT COUNT(*) AS n, MIN(at) AS first, MAX(at) AS last FROM run_events ' +
+      "WHERE organization_id = ? AND type = 'run.started' AND at >= ?",
+    [a.orgId, since],
+  )) as [Array<{ n: number; first: Date; last: Date }>];
+  const { n, first, last } = rows[0]!;
+  return round(Number(n) / Math.max(0.001, (last.getTime() - first.getTime()) / 1000), 0);
+}
+
+export async function measureFairness(deps: {
+  settings: BenchSettings;
+  db: Db;
+  a: Tenant;
+  b: Tenant;
+  apiUrl: string;
+  log: (line: string) => void;
+}): Promise<FairnessResult> {
+  const { settings, db, a, b, apiUrl, log } = deps;
+  const backlog = settings.fairnessBacklog;
+  const reset = async () => {
+    await clearRuns(db);
+    await clearQueue(PREFIXES.api);
+  };
+
+  // B alone (a second of warm-up first: connections, the worker's first turns).
+  await reset();
+  let worker = await startWorker('fairness-worker-b');
+  let bAlone: E2eResult;
+  try {
+    await paced(settings, apiUrl, b, 1);
+    bAlone = await paced(settings, apiUrl, b, settings.fairnessSeconds);
+  } finally {
+    await worker.stop();
+  }
+  log(`  B alone: create→active p50 ${bAlone.endToEnd.p50} ms p99 ${bAlone.endToEnd.p99} ms`);
+
+  // A alone.
+  await reset();
+  await seedBacklog(db, a, PREFIXES.api, backlog, 'as-api');
+  let since = new Date();
+  const aloneStarted = Date.now();
+  worker = await startWorker('fairness-worker-a');
+  let aAlonePerSecond: number;
+  try {
+    aAlonePerSecond = await drained(db, a, since, worker);
+  } finally {
+    await worker.stop();
+  }
+  const aloneSeconds = (Date.now() - aloneStarted) / 1000;
+  log(`  A alone: ${backlog} runs drained at ${aAlonePerSecond}/s`);
+
+  // Shared: A's backlog again, B creating while it drains.
+  await reset();
+  await seedBacklog(db, a, PREFIXES.api, backlog, 'as-api');
+  since = new Date();
+  worker = await startWorker('fairness-worker-shared');
+  let bShared: E2eResult;
+  let aSharedPerSecond: number;
+  try {
+    const seconds = Math.max(2, Math.floor(aloneSeconds * 0.55));
+    const bRuns = paced(settings, apiUrl, b, seconds);
+    bRuns.catch(() => undefined); // awaited below, once A has drained
+    aSharedPerSecond = await drained(db, a, since, worker);
+    bShared = await bRuns;
+  } finally {
+    await worker.stop();
+    await reset();
+  }
+  log(
+    `  shared: B create→active p50 ${bShared.endToEnd.p50} ms p99 ${bShared.endToEnd.p99} ms;` +
+      ` A drained at ${aSharedPerSecond}/s`,
+  );
+  return {
+    backlog,
+    rate: settings.fairnessRate,
+    bAlone,
+    bShared,
+    aAlonePerSecond,
+    aSharedPerSecond,
+  };
+}
