@@ -38,8 +38,9 @@ export interface JobKind<Data, Item> {
   /** Options every job of this kind is added with (attempts, backoff, trimming). */
   options(config: Config): JobsOptions;
   /**
-   * The jobs for these items (never empty when items are not). Each id names what its job is
-   * for, so that adding the same job again while BullMQ holds it is a no-op.
+   * The jobs for these items (never empty when items are not). Each job id (or deduplication
+   * id) names what its job is for, so that adding the same job again while BullMQ holds it is a
+   * no-op.
    */
   jobs(items: readonly Item[], options: EnqueueOptions): Array<NewJob<Data>>;
   /** How long an enqueue waits for Redis before it gives up. */
