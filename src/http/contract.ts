@@ -206,18 +206,23 @@ export function namedSchemas(routes: readonly Route[]): NamedSchema[] {
 
 /**
  * Query values arrive as strings: each is turned into the type its schema gives (an integer,
- * a boolean) before validation, so the handler gets what the schema says. A parameter given
- * twice is refused rather than one of its values guessed at.
+ * a boolean, an array of the repeated values) before validation, so the handler gets what the
+ * schema says. Any other parameter given twice is refused rather than one of its values guessed at.
  */
 function coerceQuery(schema: NamedSchema | undefined, raw: AppContext['query']): unknown {
   const properties = (schema?.properties ?? {}) as Record<string, { type?: string }>;
   // No prototype: a parameter named __proto__ is data, and is refused as unknown.
   const query: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, value] of Object.entries(raw)) {
+    const type = Object.hasOwn(properties, name) ? properties[name]?.type : undefined;
+    // A parameter whose schema is an array is repeated (`label=a:1&label=b:2`), once or more.
+    if (type === 'array') {
+      query[name] = Array.isArray(value) ? value : [value];
+      continue;
+    }
     if (Array.isArray(value)) {
       throw new DomainError('invalid_query', `${name} may be given only once`, pointer(name));
     }
-    const type = Object.hasOwn(properties, name) ? properties[name]?.type : undefined;
     if (type === 'integer' && value !== undefined && /^-?\d{1,15}$/.test(value)) {
       query[name] = Number(value);
     } else if (type === 'boolean' && (value === 'true' || value === 'false')) {

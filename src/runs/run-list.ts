@@ -1,6 +1,7 @@
 // The runs list: a page of an organization's run summaries, newest first, filtered.
 import type { Db } from '../db.js';
 import type { RunRow } from './run-columns.js';
+import type { LabelMatch } from './run-labels.js';
 import type { RunStatus } from './run-record.js';
 
 /** Filters of the runs list; all optional, all combined. */
@@ -13,6 +14,8 @@ export interface RunFilter {
   updatedBefore?: Date;
   createdAfter?: Date;
   createdBefore?: Date;
+  /** Labels the run must all have. */
+  labels?: LabelMatch[];
 }
 
 const SUMMARY_COLUMNS = [
@@ -76,6 +79,10 @@ export async function listRunSummaries(
     if (filter.createdBefore) query.andWhere('created_at', '<', filter.createdBefore);
     return query as unknown as Promise<RunSummaryRow[]>;
   };
+  const [firstLabel, ...otherLabels] = filter.labels ?? [];
+  if (firstLabel) {
+    return listByLabel(db, organizationId, limit, beforeSeq, filter, firstLabel, otherLabels);
+  }
   const statuses = filter.statuses ?? [];
   if (statuses.length <= 1) return scan(statuses[0]);
   // One scan per status, each at most a page; the newest `limit` of them all are the page.
@@ -84,4 +91,67 @@ export async function listRunSummaries(
     .flat()
     .sort((a, b) => Number(b.seq) - Number(a.seq))
     .slice(0, limit);
+}
+
+/**
+ * A page of runs with labels: a keyset range scan of run_labels' primary key (organization,
+ * key, value, run seq) for the first label, newest first from the cursor, each entry joined to
+ * its run by seq (a primary-key lookup); the other labels are one primary-key lookup each, and
+ * the other filters are checked on the runs the scan reads. STRAIGHT_JOIN keeps the label index
+ * in front, so a page reads about `limit` entries when the other filters match most runs, at
+ * any organization size.
+ */
+async function listByLabel(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  beforeSeq: number | null,
+  filter: RunFilter,
+  first: LabelMatch,
+  others: readonly LabelMatch[],
+): Promise<RunSummaryRow[]> {
+  const where: string[] = ['l.organization_id = ?', 'l.label_key = ?', 'l.label_value = ?'];
+  const values: Array<string | number | Date> = [organizationId, first.key, first.value];
+  if (beforeSeq !== null) {
+    where.push('l.run_seq < ?');
+    values.push(beforeSeq);
+  }
+  where.push('r.organization_id = ?');
+  values.push(organizationId);
+  for (const label of others) {
+    where.push(
+      'EXISTS (SELECT 1 FROM run_labels o WHERE o.organization_id = ? AND o.label_key = ? ' +
+        'AND o.label_value = ? AND o.run_seq = l.run_seq)',
+    );
+    values.push(organizationId, label.key, label.value);
+  }
+  const statuses = filter.statuses ?? [];
+  if (statuses.length > 0) {
+    where.push(`r.status IN (${statuses.map(() => '?').join(', ')})`);
+    values.push(...statuses);
+  }
+  const also: Array<[string, string | number | Date | undefined]> = [
+    ['r.current_step_assignee = ?', filter.assignee],
+    ['r.template_id = ?', filter.templateId],
+    [
+      'r.current_step_overdue = ?',
+      filter.overdue === undefined ? undefined : filter.overdue ? 1 : 0,
+    ],
+    ['r.last_activity > ?', filter.updatedAfter],
+    ['r.last_activity < ?', filter.updatedBefore],
+    ['r.created_at > ?', filter.createdAfter],
+    ['r.created_at < ?', filter.createdBefore],
+  ];
+  for (const [condition, value] of also) {
+    if (value === undefined) continue;
+    where.push(condition);
+    values.push(value);
+  }
+  const [rows] = (await db.raw(
+    `SELECT STRAIGHT_JOIN ${SUMMARY_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
+      'FROM run_labels l FORCE INDEX (PRIMARY) JOIN workflow_runs r ON r.seq = l.run_seq ' +
+      `WHERE ${where.join(' AND ')} ORDER BY l.run_seq DESC LIMIT ?`,
+    [...values, limit],
+  )) as [RunSummaryRow[]];
+  return rows;
 }

@@ -45,6 +45,8 @@ export interface RunDocument {
   current_step: number | null;
   pending: RunCommand | null;
   error: { message: string; at: string } | null;
+  /** The run's labels (run-labels.ts); absent when it was created without any. */
+  labels?: Record<string, string>;
 }
 
 export interface RunRecord {

@@ -2,33 +2,16 @@
 // between HTTP and the run service or store.
 import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
-import { queryTime } from '../http/query-time.js';
 import {
   WorkflowRunDetailSchema,
   WorkflowRunSchema,
   WorkflowRunSummarySchema,
-  type ListRunsQuery,
   type runSchemas,
 } from './run-schemas.js';
 import type { RunService } from './run-service.js';
-import type { RunFilter } from './run-list.js';
+import { toRunFilter } from './run-filter.js';
 import type { RunStore } from './run-store.js';
-import type { RunStatus } from './run-record.js';
 import { resourceJson, toDetail, toSummary } from './run-views.js';
-
-/** The list's filters, from its query (already checked against the schema). */
-function runFilter(query: ListRunsQuery): RunFilter {
-  return {
-    statuses: query.status ? ([...new Set(query.status.split(','))] as RunStatus[]) : undefined,
-    templateId: query.template_id,
-    assignee: query.assignee,
-    overdue: query.overdue,
-    updatedAfter: queryTime(query.updated_after, 'updated_after'),
-    updatedBefore: queryTime(query.updated_before, 'updated_before'),
-    createdAfter: queryTime(query.created_after, 'created_after'),
-    createdBefore: queryTime(query.created_before, 'created_before'),
-  };
-}
 
 export function runRoutes(deps: {
   service: RunService;
@@ -155,7 +138,7 @@ export function runRoutes(deps: {
         200: pageResponse('runs', WorkflowRunSummarySchema),
       },
       async handle({ principal, query }, ctx) {
-        const filter = runFilter(query);
+        const filter = toRunFilter(query);
         return listPage(
           ctx,
           query,

@@ -7,6 +7,8 @@ import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
 import { RUN_STATUSES } from './run-record.js';
+import { runFilterProperties } from './run-filter.js';
+import { LABELS_SCHEMA } from './run-labels.js';
 
 type Limits = Pick<
   Config,
@@ -52,6 +54,7 @@ export function runSchemas(limits: Limits) {
           ...stringMap(limits, 1, limits.maxAssigneeLength),
           description: 'page name → user id',
         },
+        labels: LABELS_SCHEMA,
       },
     },
     completeBody: {
@@ -109,23 +112,7 @@ export function runSchemas(limits: Limits) {
       additionalProperties: false,
       properties: {
         ...pageQueryProperties(limits),
-        status: {
-          type: 'string',
-          pattern: `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`,
-          description: `one or several of ${RUN_STATUSES.join(', ')}, comma-separated`,
-        },
-        template_id: { type: 'string', minLength: 1, maxLength: 64 },
-        assignee: {
-          type: 'string',
-          minLength: 1,
-          maxLength: limits.maxAssigneeLength,
-          description: 'assignee of the current step',
-        },
-        overdue: { type: 'boolean', description: 'whether the current step is overdue' },
-        updated_after: { ...dateTime, description: 'lastActivity after this time' },
-        updated_before: { ...dateTime, description: 'lastActivity before this time' },
-        created_after: { ...dateTime, description: 'created after this time' },
-        created_before: { ...dateTime, description: 'created before this time' },
+        ...runFilterProperties(limits),
       },
     },
   } as const;
@@ -190,6 +177,7 @@ export const WorkflowRunDetailSchema = {
     'lastActivity',
     'inputFields',
     'userAssignments',
+    'labels',
     'steps',
     'history',
   ],
@@ -210,6 +198,11 @@ export const WorkflowRunDetailSchema = {
     currentStepDueDate: dateTime,
     inputFields: { type: 'object', additionalProperties: { type: 'string' } },
     userAssignments: { type: 'object', additionalProperties: { type: 'string' } },
+    labels: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'the labels the run was created with (empty when none)',
+    },
     steps: {
       type: 'array',
       items: {

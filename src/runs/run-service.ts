@@ -147,6 +147,7 @@ export class RunService {
         assignments,
         new Date(),
         principal.actor,
+        request.labels,
       );
       try {
         return await this.inserts.submit({ run, key: runAnswer(claim, 200, run), assumption }, () =>

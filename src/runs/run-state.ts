@@ -81,6 +81,7 @@ export function newRun(
   userAssignments: Record<string, string>,
   now: Date,
   actor: Actor,
+  labels?: Record<string, string>,
 ): RunRecord {
   const at = now.toISOString();
   const document: RunDocument = {
@@ -103,6 +104,8 @@ export function newRun(
     current_step: null,
     pending: { seq: 1, type: 'start', requested_at: at },
     error: null,
+    // Left out when there are none: a run without labels is stored as before.
+    ...(labels && Object.keys(labels).length > 0 ? { labels } : {}),
   };
   const run: RunRecord = {
     id,

@@ -7,6 +7,7 @@ import { countChange } from '../metrics/metrics.js';
 import { TemplateStore, versionKey } from '../templates/template-store.js';
 import { fromRow, type RunRow, type TemplatePagesOf } from './run-columns.js';
 import { fromEventRow, type RunEvent, type RunEventTableRow } from './run-events.js';
+import { insertLabelsSql } from './run-labels.js';
 import { listRunSummaries, type RunFilter, type RunSummaryRow } from './run-list.js';
 import {
   STATEMENT_BYTES,
@@ -91,6 +92,9 @@ export class RunStore {
       ...insertRunsStatements(runs),
       ...insertEventsStatements(eventRowsOf(runs)),
     ];
+    // After the runs: each label row takes its run's seq. None when no run has labels.
+    const labelSql = insertLabelsSql(runs);
+    if (labelSql) statements.push(labelSql);
     const check = (heads: unknown) => {
       if (!assumptionsHold(assumptions, heads as Parameters<typeof assumptionsHold>[1])) {
         throw new TemplateHeadChanged();

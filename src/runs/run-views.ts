@@ -87,6 +87,7 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
     }),
     inputFields: doc.input_fields,
     userAssignments: doc.user_assignments,
+    labels: doc.labels ?? {},
     steps: doc.steps.map((step) => ({
       name: step.name,
       status: step.status,
