@@ -18,9 +18,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('label_value', 255).notNullable().collate('utf8mb4_bin');
     t.bigInteger('run_seq').unsigned().notNullable();
     t.string('run_id', 36).notNullable();
-    t.primary(['organization_id', 'label_key', 'label_value', 'run_seq'], {
-      constraintName: 'run_labels_pk',
-    });
+    t.primary(['organization_id', 'label_key', 'label_value', 'run_seq']);
     t.index(['run_seq'], 'run_labels_run_seq');
   });
 

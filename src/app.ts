@@ -6,6 +6,9 @@ import { auditRoutes } from './audit/audit-routes.js';
 import { auditSchemas } from './audit/audit-schemas.js';
 import { AuditStore } from './audit/audit-store.js';
 import { requireApiKey } from './auth/require-api-key.js';
+import { bulkRoutes } from './bulk/bulk-routes.js';
+import { bulkSchemas } from './bulk/bulk-schemas.js';
+import type { BulkService } from './bulk/bulk-service.js';
 import type { KeyStore } from './auth/key-store.js';
 import { keyRoutes } from './auth/key-routes.js';
 import { keySchemas } from './auth/key-schemas.js';
@@ -48,6 +51,7 @@ export interface AppDeps {
   templateService: TemplateService;
   runs: RunStore;
   runService: RunService;
+  bulkService: BulkService;
   webhookService: WebhookService;
   keyService: KeyService;
   isShuttingDown: () => boolean;
@@ -65,6 +69,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       schemas: runSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
+    ...bulkRoutes({ service: deps.bulkService, schemas: bulkSchemas(config) }),
     ...templateRoutes({
       service: deps.templateService,
       schemas: templateSchemas(config),

@@ -6,6 +6,8 @@ import { registerProcessGauges } from './metrics/gauges.js';
 import { startMetricsServer } from './metrics/server.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { KeyService } from './auth/key-service.js';
+import { BulkService } from './bulk/bulk-service.js';
+import { BulkStore } from './bulk/bulk-store.js';
 import { KeyStore } from './auth/key-store.js';
 import { KeyUsage } from './auth/key-usage.js';
 import { loadConfigOrExit } from './config.js';
@@ -67,6 +69,7 @@ const app = createApp({
   templateService: new TemplateService(templates),
   runs,
   runService,
+  bulkService: new BulkService(new BulkStore(db, config.writeTimeoutMs), queues.get('bulkAction')),
   webhookService,
   keyService: new KeyService(keys),
   isShuttingDown: () => shuttingDown,

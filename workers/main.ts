@@ -15,6 +15,9 @@ import { RedisConnections } from '../src/queue.js';
 import { DueTimers } from '../src/runs/due-timers.js';
 import { RunStore } from '../src/runs/run-store.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
+import { bulkActionProcessor } from './processors/bulk-action.js';
+import { BulkRunner } from '../src/bulk/bulk-runner.js';
+import { BulkStore } from '../src/bulk/bulk-store.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
 import { Deliverer } from '../src/webhooks/deliverer.js';
@@ -64,11 +67,28 @@ const applier = new RunApplier(store, async (runs) => {
   await dueTimers.schedule(runs);
 });
 
+// Bulk actions: after each committed batch, retried runs are owed to the appliers, and every
+// changed run's events go out at once.
+const bulkActions = new BulkStore(db, config.writeTimeoutMs);
+let stopping = false;
+const bulkRunner = new BulkRunner(
+  bulkActions,
+  store,
+  async (action, changed) => {
+    dispatcher.wake();
+    if (action === 'retry' && changed.length > 0) {
+      await queues.get('applyRuns').enqueue(changed.map((run) => run.organizationId));
+    }
+  },
+  log,
+);
+
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
   applyRuns: applyRunsProcessor({ store, applier, jobs: queues.get('applyRuns'), log }),
   stepDue: stepDueProcessor({ store }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer }),
+  bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),
 };
 
 const workers = JOB_KIND_NAMES.map((name) => {
@@ -98,6 +118,7 @@ const reconciler = new Reconciler(
   new IdempotencyStore(db),
   { store: deliveries, jobs: deliveryJobs },
   new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),
+  { store: bulkActions, jobs: queues.get('bulkAction') },
 );
 reconciler.start();
 dispatcher.start();
@@ -114,6 +135,7 @@ log.info('worker started', {
 });
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
+  stopping = true; // bulk actions stop between batches
   await Promise.all([reconciler.stop(), dispatcher.stop()]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.

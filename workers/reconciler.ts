@@ -10,8 +10,11 @@
 //     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
 //     no-op);
 //   - expired Idempotency-Keys are deleted;
-//   - API keys past their expiry are recorded in the audit log, once each (api_key.expired).
+//   - API keys past their expiry are recorded in the audit log, once each (api_key.expired);
+//   - running bulk actions are offered a job (a no-op while one is queued or worked).
 import type { RunJobs } from '../src/jobs/apply-runs.js';
+import type { BulkStore } from '../src/bulk/bulk-store.js';
+import type { BulkActionJobs } from '../src/jobs/bulk-action.js';
 import type { DeliveryJobs } from '../src/jobs/webhook-delivery.js';
 import { Periodic } from '../src/lib/periodic.js';
 import type { Logger } from '../src/logger.js';
@@ -34,6 +37,7 @@ export class Reconciler {
     private readonly keys?: IdempotencyStore,
     private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
     private readonly apiKeys?: Pick<KeyStore, 'recordExpiries'>,
+    private readonly bulkActions?: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs },
   ) {
     this.loop = new Periodic(() => this.reconcileOnce(), {
       intervalMs: options.intervalMs,
@@ -58,7 +62,18 @@ export class Reconciler {
       (await this.reenqueueDeliveries());
     await this.keys?.deleteExpired();
     await this.recordKeyExpiries();
+    await this.offerBulkActions();
     return done;
+  }
+
+  /**
+   * A job for every running bulk action: deduplicated by the action's id, so this adds one only
+   * where Redis has none (lost, or its worker stopped between batches).
+   */
+  private async offerBulkActions(): Promise<void> {
+    if (!this.bulkActions) return;
+    const running = await this.bulkActions.store.running(this.options.batch ?? 1000);
+    if (running.length > 0) await this.bulkActions.jobs.enqueue(running);
   }
 
   /** Keys past their expiry, recorded once each; a few bounded batches a pass. */

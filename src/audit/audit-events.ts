@@ -21,6 +21,7 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint.created',
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
+  'bulk_action.created',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
@@ -71,6 +72,15 @@ export const AUDIT_EVENT_DATA = {
     'the signing secret was replaced; the old one signs beside it until previousSecretExpiresAt',
     { previousSecretExpiresAt: time },
     ['previousSecretExpiresAt'],
+  ),
+  'bulk_action.created': data(
+    'a bulk cancel or retry of the runs matching a filter was started (each run changed is in its history)',
+    {
+      action: { type: 'string', enum: ['cancel', 'retry'] },
+      filter: { type: 'object', description: 'the filter as given' },
+      reason: text,
+    },
+    ['action', 'filter'],
   ),
 } as const satisfies Record<AuditEventType, { type: 'object' }>;
 

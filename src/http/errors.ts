@@ -29,6 +29,10 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
   invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
   expiry_in_past: { status: 400, meaning: 'expires_at is not in the future' },
+  filter_required: {
+    status: 400,
+    meaning: 'a bulk action needs a filter of at least one parameter',
+  },
   scope_not_held: {
     status: 403,
     meaning: 'the key would grant a scope it does not hold itself (named)',
@@ -43,6 +47,7 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   api_key_not_found: { status: 404, meaning: 'no such API key in this organization' },
   template_not_found: { status: 404, meaning: 'no such template in this organization' },
   template_version_not_found: { status: 404, meaning: 'the template has no such version' },
+  bulk_action_not_found: { status: 404, meaning: 'no such bulk action in this organization' },
   run_not_started: { status: 409, meaning: 'the run is still pending; retry shortly' },
   run_not_active: { status: 409, meaning: 'the run has ended' },
   completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },

@@ -5,6 +5,7 @@
 // a line here, and its processor in workers/processors/.
 import type { Processor } from 'bullmq';
 import { applyRunsJob } from './apply-runs.js';
+import { bulkActionJob } from './bulk-action.js';
 import type { JobKind } from './job-kind.js';
 import type { KindQueue } from './kind-queue.js';
 import { stepDueJob } from './step-due.js';
@@ -14,6 +15,7 @@ export const JOB_KINDS = {
   applyRuns: applyRunsJob,
   stepDue: stepDueJob,
   webhookDelivery: webhookDeliveryJob,
+  bulkAction: bulkActionJob,
 } as const;
 
 export type JobKindName = keyof typeof JOB_KINDS;

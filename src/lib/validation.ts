@@ -45,7 +45,12 @@ export function registerSchemas(schemas: readonly NamedSchema[]): void {
  */
 function fieldPointer(error: ErrorObject): string | undefined {
   const params = error.params as Record<string, unknown>;
-  const name = params.missingProperty ?? params.additionalProperty ?? params.propertyName;
+  // A key that breaks propertyNames: Ajv names it on the error itself (the inner keyword's).
+  const name =
+    params.missingProperty ??
+    params.additionalProperty ??
+    params.propertyName ??
+    (error as ErrorObject & { propertyName?: string }).propertyName;
   const at = typeof name === 'string' ? error.instancePath + pointer(name) : error.instancePath;
   return at === '' ? undefined : at;
 }
