@@ -49,6 +49,8 @@ export interface Config {
   reconcileIntervalMs: number;
   /** A run whose stored change is older than this and not applied is enqueued again. */
   reconcileAfterMs: number;
+  /** Runs a bulk action changes per transaction (src/bulk/bulk-runner.ts). */
+  bulkBatchSize: number;
   webhooks: WebhookConfig;
 }
 
@@ -213,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerLockMs: int(env, 'WORKER_LOCK_MS', 30000, 1000, 3_600_000),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 50, 3_600_000),
     reconcileAfterMs: int(env, 'RECONCILE_AFTER_MS', 30000, 100, 86_400_000),
+    bulkBatchSize: int(env, 'BULK_BATCH_SIZE', 200, 1, 1000),
     webhooks: webhookConfig(env),
   };
 }

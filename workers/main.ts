@@ -81,6 +81,7 @@ const bulkRunner = new BulkRunner(
     }
   },
   log,
+  config.bulkBatchSize,
 );
 
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
