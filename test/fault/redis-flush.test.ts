@@ -2,9 +2,10 @@
 // still reaches the state its accepted requests imply. MySQL says what is owed: the reconciler
 // must enqueue again whatever the flush threw away.
 //
-// The first flush is made to hit queued jobs for sure: the queue is paused (BullMQ's global
-// pause, a flag in Redis) until jobs have piled up, and the flush removes the jobs and the flag
-// together. The second flush lands wherever the stream happens to be.
+// The first flush is made to hit queued work for sure: the queue is paused (BullMQ's global
+// pause, a flag in Redis) until the organization's turn is queued with changes piled up behind
+// it in MySQL, and the flush removes the turn and the flag together, leaving those changes
+// with no job at all. The second flush lands wherever the stream happens to be.
 import { expect } from 'chai';
 import type { Queue } from 'bullmq';
 import { createTenant, type Tenant } from '../support/fixtures.js';
@@ -23,6 +24,8 @@ import { waitFor } from '../support/wait.js';
 
 const RUNS = 60;
 const CLIENTS = 10;
+/** Runs created just before the last flush, with no request after them. */
+const LAST = 5;
 
 describe('fault: FLUSHALL of Redis during a stream of requests @cluster', function () {
   this.timeout(90000);
@@ -51,20 +54,27 @@ describe('fault: FLUSHALL of Redis during a stream of requests @cluster', functi
 
   it('brings every run to the state its accepted requests imply', async () => {
     const ledger = new Ledger();
-    let flushedJobs = 0;
+    let flushedOwed = 0;
+    const owedRuns = async () => {
+      const [rows] = (await testDb().raw(
+        'SELECT COUNT(*) AS n FROM workflow_runs WHERE organization_id = ? AND pending_since IS NOT NULL',
+        [tenant.orgId],
+      )) as [Array<{ n: number }>];
+      return Number(rows[0]!.n);
+    };
 
     const flusher = (async () => {
       await waitFor('a third of the runs', () => ledger.runs.size >= RUNS / 3, 30000);
       await queue.pause();
       await waitFor(
-        'jobs to pile up',
+        'changes to pile up behind a queued turn',
         async () => {
           const counts = await queue.getJobCounts('wait', 'prioritized');
-          const queued = counts.wait! + counts.prioritized!;
-          return queued >= 5 && queued;
+          const owed = await owedRuns();
+          return counts.wait! + counts.prioritized! >= 1 && owed >= 5 && owed;
         },
         30000,
-      ).then((queued) => (flushedJobs = queued));
+      ).then((owed) => (flushedOwed = owed));
       await redis.flushAll();
 
       await waitFor('two thirds of the runs', () => ledger.runs.size >= (2 * RUNS) / 3, 30000);
@@ -77,8 +87,20 @@ describe('fault: FLUSHALL of Redis during a stream of requests @cluster', functi
     await inPool(plans, CLIENTS, (steps, i) => driveRun(client, tenant, ledger, `f${i}`, steps));
     await flusher;
 
-    expect(flushedJobs, 'jobs thrown away by the first flush').to.be.at.least(5);
-    expect(ledger.runs.size).to.equal(RUNS);
+    // A last flush with changes owed and no request after it: a later request of the
+    // organization would give it a turn that applies every change it owes, so here nothing
+    // but the reconciler can.
+    await queue.pause();
+    await Promise.all(
+      Array.from({ length: LAST }, (_, i) => driveRun(client, tenant, ledger, `last${i}`, 0)),
+    );
+    await waitFor('the last runs to wait behind the paused queue', async () => {
+      return (await owedRuns()) >= LAST;
+    });
+    await redis.flushAll();
+
+    expect(flushedOwed, 'changes left with no job by the first flush').to.be.at.least(5);
+    expect(ledger.runs.size).to.equal(RUNS + LAST);
     await expectLedgerApplied(testDb(), ledger, { exact: true });
     expect(ledger.completions).to.equal(RUNS);
     expect(workers.every((w) => w.running)).to.equal(true);

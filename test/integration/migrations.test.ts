@@ -8,15 +8,29 @@ import { testDb } from '../support/root-hooks.js';
 
 const migrations = { migrationSource };
 
+/** The name of the latest migration applied. */
+async function applied(db: ReturnType<typeof testDb>): Promise<string> {
+  const row = await db('knex_migrations').orderBy('id', 'desc').first('name');
+  return row.name as string;
+}
+
+/** Rolls back, one migration at a time, until `name` is the latest applied. */
+async function downTo(db: ReturnType<typeof testDb>, name: string): Promise<void> {
+  while ((await applied(db)) !== name) await db.migrate.down(migrations);
+}
+
 describe('migrations', function () {
   this.timeout(60000);
 
   it('roll back and forward with data, the self-service migration carrying templates and keys', async () => {
     const db = testDb();
-    const latest = (await migrationSource.getMigrations([])).at(-1)!;
-    expect(latest).to.equal('20261124000000_self_service');
-    // On a database made by the migrations alone, MariaDB has dropped the foreign key's own
-    // index on api_keys.organization_id; the down step must cope with that.
+    const all = await migrationSource.getMigrations([]);
+    expect(await applied(db)).to.equal(all.at(-1));
+    // Every migration after self-service goes down on the way (each down step must work on a
+    // database the migrations made), then self-service itself. On a database made by the
+    // migrations alone, MariaDB has dropped the foreign key's own index on
+    // api_keys.organization_id; its down step must cope with that.
+    await downTo(db, '20261124000000_self_service');
     await db.migrate.down(migrations);
     await db('organizations').insert({ id: 'org-m', name: 'm', created_at: new Date() });
     await db('api_keys').insert({
@@ -54,6 +68,7 @@ describe('migrations', function () {
     expect(JSON.parse(key.scopes)).to.deep.equal(ALL_SCOPES);
 
     // And back: the template holds its latest version's name and pages again.
+    await downTo(db, '20261124000000_self_service');
     await db.migrate.down(migrations);
     expect(
       await db('workflow_templates').where({ id: 'tpl-m' }).first('name', 'pages'),
