@@ -271,6 +271,13 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       for (const [name, page] of Object.entries(figures.list.pages)) {
         log(`  ${name.padEnd(10)} ${page.rows} rows  p50 ${page.p50} ms  p99 ${page.p99} ms`);
       }
+      const labelSmall = figures.list.pages['smallFilter:label'];
+      const labelBig = figures.list.pages['bigFilter:label'];
+      if (labelSmall && labelBig) {
+        log(
+          `  label-filtered first page, ${settings.listBig} vs ${settings.listSmall} runs: p50 ratio ${(labelBig.p50 / labelSmall.p50).toFixed(2)}`,
+        );
+      }
       memory.sample('after list phase');
     }
     if (runs('webhooks')) {

@@ -31,7 +31,11 @@ export const SEEDED_FILTERS = {
   statuses: 'status=failed,completed',
   assignee: 'assignee=rare-assignee',
   overdue: 'overdue=true',
+  label: 'label=cohort:rare',
 } as const;
+
+/** The label 1 run in 100 carries (SEEDED_FILTERS.label), as the service writes it. */
+const SEEDED_LABEL = { key: 'cohort', value: 'rare', everyNth: 100, remainder: 11 } as const;
 
 /** Gives the organization `count` started runs; returns the seconds it took. */
 export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<number> {
@@ -56,5 +60,18 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
       [idPrefix, prototype.id],
     );
   }
+  // The seeded label: a run_labels row per labelled run, as a create with labels writes it.
+  await db.raw(
+    'INSERT INTO run_labels (organization_id, label_key, label_value, run_seq, run_id) ' +
+      'SELECT organization_id, ?, ?, seq, id FROM workflow_runs ' +
+      'WHERE organization_id = ? AND seq % ? = ?',
+    [
+      SEEDED_LABEL.key,
+      SEEDED_LABEL.value,
+      tenant.orgId,
+      SEEDED_LABEL.everyNth,
+      SEEDED_LABEL.remainder,
+    ],
+  );
   return (Date.now() - started) / 1000;
 }
