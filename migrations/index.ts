@@ -6,6 +6,7 @@ import * as runEvents from './20261122000000_run_events_and_lifecycle.js';
 import * as webhooks from './20261123000000_webhooks.js';
 import * as selfService from './20261124000000_self_service.js';
 import * as fairShare from './20261125000000_fair_share.js';
+import * as retention from './20261125020000_retention.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '20261123000000_webhooks': webhooks,
   '20261124000000_self_service': selfService,
   '20261125000000_fair_share': fairShare,
+  '20261125020000_retention': retention,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -17,6 +17,11 @@ import { RunStore } from '../src/runs/run-store.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
+import { runRetentionProcessor } from './processors/run-retention.js';
+import { retentionTicker } from '../src/jobs/run-retention.js';
+import { RunDeletionStore } from '../src/retention/deletion-store.js';
+import { RetentionPass } from '../src/retention/retention-pass.js';
+import { SettingsStore } from '../src/retention/settings-store.js';
 import { Deliverer } from '../src/webhooks/deliverer.js';
 import { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { Dispatcher } from '../src/webhooks/dispatcher.js';
@@ -64,11 +69,21 @@ const applier = new RunApplier(store, async (runs) => {
   await dueTimers.schedule(runs);
 });
 
+let stopping = false;
+const retentionPass = new RetentionPass(
+  new RunDeletionStore(db, config.writeTimeoutMs),
+  new SettingsStore(db, config.writeTimeoutMs),
+  config.retention,
+  log,
+  () => stopping,
+);
+
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
   applyRuns: applyRunsProcessor({ store, applier, jobs: queues.get('applyRuns'), log }),
   stepDue: stepDueProcessor({ store }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer }),
+  runRetention: runRetentionProcessor({ pass: retentionPass }),
 };
 
 const workers = JOB_KIND_NAMES.map((name) => {
@@ -101,6 +116,8 @@ const reconciler = new Reconciler(
 );
 reconciler.start();
 dispatcher.start();
+const retention = retentionTicker(queues.get('runRetention'), config.retention.intervalMs, log);
+retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({
   db,
   redisPing: () => queues.get('applyRuns').queue.getJobCounts('waiting'), // a Redis round trip
@@ -114,7 +131,8 @@ log.info('worker started', {
 });
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
-  await Promise.all([reconciler.stop(), dispatcher.stop()]);
+  stopping = true;
+  await Promise.all([reconciler.stop(), dispatcher.stop(), retention.stop()]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
   await Promise.all(

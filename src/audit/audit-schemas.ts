@@ -21,7 +21,8 @@ const entryOf = <const T extends AuditEventType>(type: T) =>
       actor: ActorSchema,
       targetId: {
         type: 'string',
-        description: 'the id of what changed: a template, an API key, a webhook endpoint',
+        description:
+          'the id of what changed: a template, an API key, a webhook endpoint, the organization',
       },
       data: AUDIT_EVENT_DATA[type],
     },
@@ -43,6 +44,7 @@ export const AuditEntrySchema = {
     entryOf('webhook_endpoint.created'),
     entryOf('webhook_endpoint.deleted'),
     entryOf('webhook_endpoint.secret_rotated'),
+    entryOf('organization.settings_updated'),
   ],
 } as const;
 

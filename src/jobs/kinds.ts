@@ -7,6 +7,7 @@ import type { Processor } from 'bullmq';
 import { applyRunsJob } from './apply-runs.js';
 import type { JobKind } from './job-kind.js';
 import type { KindQueue } from './kind-queue.js';
+import { runRetentionJob } from './run-retention.js';
 import { stepDueJob } from './step-due.js';
 import { webhookDeliveryJob } from './webhook-delivery.js';
 
@@ -14,6 +15,7 @@ export const JOB_KINDS = {
   applyRuns: applyRunsJob,
   stepDue: stepDueJob,
   webhookDelivery: webhookDeliveryJob,
+  runRetention: runRetentionJob,
 } as const;
 
 export type JobKindName = keyof typeof JOB_KINDS;

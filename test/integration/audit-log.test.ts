@@ -55,6 +55,8 @@ function entryOf(
       return { ...common, type, data: { url: 'https://h.example/x' } };
     case 'webhook_endpoint.secret_rotated':
       return { ...common, type, data: { previousSecretExpiresAt: when } };
+    case 'organization.settings_updated':
+      return { ...common, type, data: { runRetentionDays: n } };
   }
 }
 
