@@ -7,6 +7,7 @@ import * as webhooks from './20261123000000_webhooks.js';
 import * as selfService from './20261124000000_self_service.js';
 import * as fairShare from './20261125000000_fair_share.js';
 import * as labelsAndBulkActions from './20261125010000_labels_and_bulk_actions.js';
+import * as retention from './20261125020000_retention.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '20261124000000_self_service': selfService,
   '20261125000000_fair_share': fairShare,
   '20261125010000_labels_and_bulk_actions': labelsAndBulkActions,
+  '20261125020000_retention': retention,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

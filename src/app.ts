@@ -40,6 +40,8 @@ import { runSchemas } from './runs/run-schemas.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { RUN_EVENT_WEBHOOK, webhookSchemas } from './webhooks/webhook-schemas.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
+import { retentionRoutes } from './retention/retention-routes.js';
+import type { RetentionService } from './retention/retention-service.js';
 
 export interface AppDeps {
   config: Config;
@@ -54,6 +56,7 @@ export interface AppDeps {
   bulkService: BulkService;
   webhookService: WebhookService;
   keyService: KeyService;
+  retentionService: RetentionService;
   isShuttingDown: () => boolean;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
@@ -91,6 +94,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       schemas: auditSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
+    ...retentionRoutes({ service: deps.retentionService }),
   ];
 }
 

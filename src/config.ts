@@ -52,7 +52,23 @@ export interface Config {
   /** Runs a bulk action changes per transaction (src/bulk/bulk-runner.ts). */
   bulkBatchSize: number;
   webhooks: WebhookConfig;
+  retention: RetentionConfig;
 }
+
+/** Deleting finished runs whose retention ended (src/retention/). */
+export interface RetentionConfig {
+  /** Days an organization keeps its finished runs unless it set its own; undefined: forever. */
+  defaultDays: number | undefined;
+  /** How often each worker enqueues the retention job (MySQL decides what is due). */
+  intervalMs: number;
+  /** Runs deleted per transaction. */
+  batch: number;
+  /** Pause between two batches, so that the deletion leaves the database to the requests. */
+  pauseMs: number;
+}
+
+/** The longest retention an organization (or the operator) may set: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
 
 export interface WebhookConfig {
   /** Endpoints may use http:// (else https only). */
@@ -151,6 +167,19 @@ function webhookConfig(env: Env): WebhookConfig {
   };
 }
 
+function retentionConfig(env: Env): RetentionConfig {
+  const days = env.RUN_RETENTION_DAYS;
+  return {
+    defaultDays:
+      days === undefined || days.trim() === ''
+        ? undefined
+        : int(env, 'RUN_RETENTION_DAYS', 0, 1, MAX_RETENTION_DAYS),
+    intervalMs: int(env, 'RUN_RETENTION_INTERVAL_MS', 60_000, 50, 86_400_000),
+    batch: int(env, 'RUN_RETENTION_BATCH', 200, 1, 5000),
+    pauseMs: int(env, 'RUN_RETENTION_PAUSE_MS', 20, 0, 60_000),
+  };
+}
+
 function basePath(env: Env): string {
   const raw = (env.BASE_PATH ?? '').trim();
   if (raw === '' || raw === '/') return '';
@@ -217,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileAfterMs: int(env, 'RECONCILE_AFTER_MS', 30000, 100, 86_400_000),
     bulkBatchSize: int(env, 'BULK_BATCH_SIZE', 200, 1, 1000),
     webhooks: webhookConfig(env),
+    retention: retentionConfig(env),
   };
 }
 

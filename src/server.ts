@@ -24,6 +24,9 @@ import { TemplateStore } from './templates/template-store.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
 import { EndpointStore } from './webhooks/endpoint-store.js';
 import { WebhookService } from './webhooks/webhook-service.js';
+import { RunDeletionStore } from './retention/deletion-store.js';
+import { RetentionService } from './retention/retention-service.js';
+import { SettingsStore } from './retention/settings-store.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
@@ -72,6 +75,11 @@ const app = createApp({
   bulkService: new BulkService(new BulkStore(db, config.writeTimeoutMs), queues.get('bulkAction')),
   webhookService,
   keyService: new KeyService(keys),
+  retentionService: new RetentionService(
+    new RunDeletionStore(db, config.writeTimeoutMs),
+    new SettingsStore(db, config.writeTimeoutMs),
+    config.retention.defaultDays,
+  ),
   isShuttingDown: () => shuttingDown,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],

@@ -20,6 +20,11 @@ import { BulkRunner } from '../src/bulk/bulk-runner.js';
 import { BulkStore } from '../src/bulk/bulk-store.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
+import { runRetentionProcessor } from './processors/run-retention.js';
+import { retentionTicker } from '../src/jobs/run-retention.js';
+import { RunDeletionStore } from '../src/retention/deletion-store.js';
+import { RetentionPass } from '../src/retention/retention-pass.js';
+import { SettingsStore } from '../src/retention/settings-store.js';
 import { Deliverer } from '../src/webhooks/deliverer.js';
 import { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { Dispatcher } from '../src/webhooks/dispatcher.js';
@@ -67,10 +72,11 @@ const applier = new RunApplier(store, async (runs) => {
   await dueTimers.schedule(runs);
 });
 
+// Set at shutdown: bulk actions and retention passes stop between batches.
+let stopping = false;
 // Bulk actions: after each committed batch, retried runs are owed to the appliers, and every
 // changed run's events go out at once.
 const bulkActions = new BulkStore(db, config.writeTimeoutMs);
-let stopping = false;
 const bulkRunner = new BulkRunner(
   bulkActions,
   store,
@@ -83,6 +89,13 @@ const bulkRunner = new BulkRunner(
   log,
   config.bulkBatchSize,
 );
+const retentionPass = new RetentionPass(
+  new RunDeletionStore(db, config.writeTimeoutMs),
+  new SettingsStore(db, config.writeTimeoutMs),
+  config.retention,
+  log,
+  () => stopping,
+);
 
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
@@ -90,6 +103,7 @@ const processors: Processors = {
   stepDue: stepDueProcessor({ store }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer }),
   bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),
+  runRetention: runRetentionProcessor({ pass: retentionPass }),
 };
 
 const workers = JOB_KIND_NAMES.map((name) => {
@@ -123,6 +137,8 @@ const reconciler = new Reconciler(
 );
 reconciler.start();
 dispatcher.start();
+const retention = retentionTicker(queues.get('runRetention'), config.retention.intervalMs, log);
+retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({
   db,
   redisPing: () => queues.get('applyRuns').queue.getJobCounts('waiting'), // a Redis round trip
@@ -136,8 +152,8 @@ log.info('worker started', {
 });
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
-  stopping = true; // bulk actions stop between batches
-  await Promise.all([reconciler.stop(), dispatcher.stop()]);
+  stopping = true; // bulk actions and retention passes stop between batches
+  await Promise.all([reconciler.stop(), dispatcher.stop(), retention.stop()]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
   await Promise.all(

@@ -1,5 +1,5 @@
 // The audit log's vocabulary: every administrative change (templates, API keys, webhook
-// endpoints) is one entry, written in the same transaction as the change itself, so an entry
+// endpoints, the organization's settings) is one entry, written in the same transaction as the change itself, so an entry
 // exists only if its change was committed and every committed change has its entry. Changes
 // to runs are not here: each run's history (run-events.ts) records them, with their actor.
 //
@@ -22,6 +22,7 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
   'bulk_action.created',
+  'organization.settings_updated',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
@@ -81,6 +82,11 @@ export const AUDIT_EVENT_DATA = {
       reason: text,
     },
     ['action', 'filter'],
+  ),
+  'organization.settings_updated': data(
+    "the organization's settings were changed; a setting left out is the operator's default",
+    { runRetentionDays: int },
+    [],
   ),
 } as const satisfies Record<AuditEventType, { type: 'object' }>;
 

@@ -22,7 +22,7 @@ const entryOf = <const T extends AuditEventType>(type: T) =>
       targetId: {
         type: 'string',
         description:
-          'the id of what changed: a template, an API key, a webhook endpoint, a bulk action',
+          'the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization',
       },
       data: AUDIT_EVENT_DATA[type],
     },
@@ -45,6 +45,7 @@ export const AuditEntrySchema = {
     entryOf('webhook_endpoint.deleted'),
     entryOf('webhook_endpoint.secret_rotated'),
     entryOf('bulk_action.created'),
+    entryOf('organization.settings_updated'),
   ],
 } as const;
 

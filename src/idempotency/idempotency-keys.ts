@@ -22,6 +22,8 @@ export interface IdempotencyRecord extends IdempotencyClaim {
   status: number;
   /** The answer's JSON text. */
   response: string;
+  /** The run the answer shows, if any: deleting the run deletes the answer (it holds inputs). */
+  runId?: string;
 }
 
 export interface StoredAnswer {
@@ -39,8 +41,9 @@ export function answered(
   claim: IdempotencyClaim | undefined,
   status: number,
   response: () => string,
+  runId?: string,
 ): IdempotencyRecord | undefined {
-  return claim ? { ...claim, status, response: response() } : undefined;
+  return claim ? { ...claim, status, response: response(), runId } : undefined;
 }
 
 export function requestHash(endpoint: string, body: unknown): string {
@@ -59,10 +62,10 @@ export function insertIdempotencySql(
   if (records.length === 0) return undefined;
   const values = records.map(
     (r) =>
-      `(${[r.organizationId, r.key, r.endpoint, r.requestHash].map(sqlLiteral).join(', ')}, ${r.status}, ${sqlLiteral(r.response)}, ${sqlLiteral(now)}, ${sqlLiteral(r.expiresAt)})`,
+      `(${[r.organizationId, r.key, r.endpoint, r.requestHash].map(sqlLiteral).join(', ')}, ${r.status}, ${sqlLiteral(r.response)}, ${sqlLiteral(now)}, ${sqlLiteral(r.expiresAt)}, ${r.runId === undefined ? 'NULL' : sqlLiteral(r.runId)})`,
   );
   return (
-    'INSERT INTO idempotency_keys (`organization_id`, `idem_key`, `endpoint`, `request_hash`, `status_code`, `response`, `created_at`, `expires_at`) VALUES ' +
+    'INSERT INTO idempotency_keys (`organization_id`, `idem_key`, `endpoint`, `request_hash`, `status_code`, `response`, `created_at`, `expires_at`, `run_id`) VALUES ' +
     values.join(', ')
   );
 }

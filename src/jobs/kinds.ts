@@ -8,6 +8,7 @@ import { applyRunsJob } from './apply-runs.js';
 import { bulkActionJob } from './bulk-action.js';
 import type { JobKind } from './job-kind.js';
 import type { KindQueue } from './kind-queue.js';
+import { runRetentionJob } from './run-retention.js';
 import { stepDueJob } from './step-due.js';
 import { webhookDeliveryJob } from './webhook-delivery.js';
 
@@ -16,6 +17,7 @@ export const JOB_KINDS = {
   stepDue: stepDueJob,
   webhookDelivery: webhookDeliveryJob,
   bulkAction: bulkActionJob,
+  runRetention: runRetentionJob,
 } as const;
 
 export type JobKindName = keyof typeof JOB_KINDS;

@@ -103,6 +103,7 @@ export const CHANGE_TYPES = [
   'retry',
   'overdue',
   'fail',
+  'delete',
 ] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 

@@ -9,6 +9,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { data, text, time } from '../lib/event-data-schema.js';
 import { parseActor, type Actor } from '../audit/actor.js';
+import { RUN_STATUSES } from './run-record.js';
 
 export const RUN_EVENT_TYPES = [
   'run.created',
@@ -19,6 +20,7 @@ export const RUN_EVENT_TYPES = [
   'run.failed',
   'run.cancelled',
   'run.retried',
+  'run.deleted',
 ] as const;
 
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
@@ -65,6 +67,12 @@ export const RUN_EVENT_DATA = {
     "the failed run's change waits for a worker again",
     { change: { type: 'string', enum: ['start', 'completeStep'] }, step: text },
     ['change'],
+  ),
+  // Nothing personal: the run's inputs, assignees and history are gone with it (run-deletion.ts).
+  'run.deleted': data(
+    'the run was deleted with its history; only this event is left of it',
+    { workflowName: text, status: { type: 'string', enum: RUN_STATUSES } },
+    ['workflowName', 'status'],
   ),
 } as const satisfies Record<RunEventType, { type: 'object' }>;
 

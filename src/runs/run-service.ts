@@ -44,7 +44,7 @@ const CREATE_ATTEMPTS = 3;
 
 /** The key a request claimed, with the run as its answer (idempotency-keys' answered). */
 const runAnswer = (claim: IdempotencyClaim | undefined, status: number, run: RunRecord) =>
-  answered(claim, status, () => resourceJson(run));
+  answered(claim, status, () => resourceJson(run), run.id);
 
 function checkAgainstTemplate(
   template: Template,

@@ -4,7 +4,7 @@
 // (actor, as in the run's history; absent for events from before actors were recorded) and
 // the run's summary right after the change, in the spec's WorkflowRunSummary fields. The summary is folded from
 // the run's history up to the event, so a delivery made late, or again, still tells the run as
-// it was then, not as it is now.
+// it was then, not as it is now. A deleted run's summary holds nothing personal (run.deleted).
 import { assertNever, type RunEvent } from '../runs/run-events.js';
 import type { RunSummary } from '../runs/run-schemas.js';
 
@@ -26,6 +26,12 @@ function current(name?: string, assignee?: string, dueDate?: string): Current {
  */
 export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSummary | undefined {
   const first = history[0];
+  // A deleted run's history is its run.deleted event alone: the summary is what it says, with
+  // no current step (an assignee is personal data, and the run has no step any more).
+  if (first?.type === 'run.deleted') {
+    const { workflowName, status } = first.data;
+    return { id: runId, lastActivity: first.at, workflowName, status };
+  }
   if (!first || first.type !== 'run.created' || first.seq !== 1) return undefined;
   let summary: RunSummary = {
     id: runId,
@@ -79,6 +85,11 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
         break; // being overdue is not activity, and the summary does not show it
       case 'run.created':
         break; // only ever the first event
+      case 'run.deleted':
+        // Deleting a run deletes its earlier events with it (see above); were any read with
+        // it, the summary would still leave the current step (and its assignee) out.
+        summary = { ...base(), lastActivity: at };
+        break;
       default:
         assertNever(event);
     }

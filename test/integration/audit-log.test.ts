@@ -57,6 +57,8 @@ function entryOf(
       return { ...common, type, data: { previousSecretExpiresAt: when } };
     case 'bulk_action.created':
       return { ...common, type, data: { action: 'cancel', filter: { status: 'active' } } };
+    case 'organization.settings_updated':
+      return { ...common, type, data: { runRetentionDays: n } };
   }
 }
 

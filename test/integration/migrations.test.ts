@@ -78,4 +78,20 @@ describe('migrations', function () {
       1,
     );
   });
+
+  it('roll the retention migration back and forward, with its columns and runs kept', async () => {
+    const db = testDb();
+    const latest = (await migrationSource.getMigrations([])).at(-1)!;
+    expect(latest).to.equal('20261125020000_retention');
+    await db.migrate.latest(migrations);
+    await db('organizations').insert({ id: 'org-r', name: 'r', created_at: new Date() });
+    await db('organizations').where({ id: 'org-r' }).update({ run_retention_days: 30 });
+    await db.migrate.down(migrations); // the retention migration alone
+    expect(await db.schema.hasColumn('organizations', 'run_retention_days')).to.equal(false);
+    expect(await db.schema.hasColumn('idempotency_keys', 'run_id')).to.equal(false);
+    expect(await db('organizations').where({ id: 'org-r' }).first()).to.include({ name: 'r' });
+    await db.migrate.latest(migrations);
+    expect(await db.schema.hasColumn('organizations', 'run_retention_days')).to.equal(true);
+    expect(await db.schema.hasColumn('idempotency_keys', 'run_id')).to.equal(true);
+  });
 });

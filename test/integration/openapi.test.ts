@@ -67,6 +67,9 @@ describe('the API document: GET /openapi.json', () => {
         '/get-api-keys',
         '/revoke-api-key',
         '/roll-api-key',
+        '/delete-workflow-run',
+        '/get-organization-settings',
+        '/update-organization-settings',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;

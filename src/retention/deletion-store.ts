@@ -1,0 +1,180 @@
+// Deleting runs in MySQL: a run asked for by the API, or a batch of runs whose retention ended.
+// Either is one transaction that removes the runs with everything they left: their history
+// (run_events), their webhook deliveries with their attempts (sent or not: an attempt keeps the
+// receiver's answer, which may echo inputs), and the Idempotency-Key answers that show them.
+// A deletion by the API leaves one row behind: the run's run.deleted event, with nothing
+// personal in it, for the webhooks (and any reader of run_events) to see.
+//
+// Lock order, the same as every writer of runs: the run's row first (FOR UPDATE), then its
+// events, then its deliveries. A worker applying a change to the run waits for the row and then
+// finds nothing: its guarded UPDATE matches no row, and its events are inserted only where the
+// run's row holds the change (run-sql.ts), so nothing is made again.
+import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import { actorJson, type Actor } from '../audit/actor.js';
+import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
+import type { RunEventData } from '../runs/run-events.js';
+import type { RunStatus } from '../runs/run-record.js';
+
+/** The statuses of a finished run: those a retention applies to. */
+export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+
+/** What is left of a run deleted by the API: what its run.deleted event says. */
+export interface DeletedRun {
+  id: string;
+  organizationId: string;
+  status: RunStatus;
+  workflowName: string;
+  /** The run.deleted event's place in the run's history. */
+  seq: number;
+  at: Date;
+}
+
+type Rows<T> = T[];
+
+/** Removes the runs (their rows locked by the caller) and everything they left. */
+async function removeRuns(query: TxQuery, organizationId: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await query('DELETE FROM run_events WHERE run_id IN (?)', [ids]);
+  await query(
+    `DELETE a FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+      WHERE d.organization_id = ? AND d.run_id IN (?)`,
+    [organizationId, ids],
+  );
+  await query('DELETE FROM webhook_deliveries WHERE organization_id = ? AND run_id IN (?)', [
+    organizationId,
+    ids,
+  ]);
+  await query('DELETE FROM idempotency_keys WHERE organization_id = ? AND run_id IN (?)', [
+    organizationId,
+    ids,
+  ]);
+  await query('DELETE FROM workflow_runs WHERE id IN (?)', [ids]);
+}
+
+export class RunDeletionStore {
+  constructor(
+    private readonly db: Db,
+    private readonly writeTimeoutMs: number,
+  ) {}
+
+  /**
+   * Deletes the organization's run and everything it left, and writes its run.deleted event
+   * and the request's Idempotency-Key (made from what was deleted), in one transaction.
+   * Undefined when the organization has no such run (nothing is written then).
+   */
+  async deleteRun(
+    organizationId: string,
+    runId: string,
+    actor: Actor,
+    now: Date,
+    key: (deleted: DeletedRun) => IdempotencyRecord | undefined,
+  ): Promise<DeletedRun | undefined> {
+    return writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query) => {
+        const [row] = (await query(
+          `SELECT id, status, workflow_name, event_seq, last_activity FROM workflow_runs
+            WHERE id = ? AND organization_id = ? FOR UPDATE`,
+          [runId, organizationId],
+        )) as unknown as Rows<{
+          id: string;
+          status: RunStatus;
+          workflow_name: string;
+          event_seq: number;
+          last_activity: Date;
+        }>;
+        if (!row) return undefined;
+        await removeRuns(query, organizationId, [row.id]);
+        // Never before the run's last change: its history stays in order of time.
+        const at = new Date(Math.max(now.getTime(), row.last_activity.getTime()));
+        const deleted: DeletedRun = {
+          id: row.id,
+          organizationId,
+          status: row.status,
+          workflowName: row.workflow_name,
+          seq: Number(row.event_seq) + 1,
+          at,
+        };
+        const data: RunEventData<'run.deleted'> = {
+          workflowName: deleted.workflowName,
+          status: deleted.status,
+        };
+        await query(
+          `INSERT INTO run_events (run_id, organization_id, seq, type, at, data, actor)
+           VALUES (?, ?, ?, 'run.deleted', ?, ?, ?)`,
+          [deleted.id, organizationId, deleted.seq, at, JSON.stringify(data), actorJson(actor)],
+        );
+        const keySql = insertIdempotencySql(
+          [key(deleted)].filter((k): k is IdempotencyRecord => k !== undefined),
+          now,
+        );
+        if (keySql) await query(keySql);
+        return deleted;
+      },
+      // Only the rows named are locked, not the gaps beside them: inserts go on.
+      { readCommitted: true },
+    );
+  }
+
+  /**
+   * Deletes up to `limit` of the organization's runs that finished before `before`, with
+   * everything they left, in one transaction; returns how many. Runs another writer holds at
+   * the moment (a retry of a failed run) are skipped, and left for the next batch. No
+   * run.deleted event: a retention is known to every client (README, Retention and deletion).
+   */
+  async deleteExpired(organizationId: string, before: Date, limit: number): Promise<number> {
+    return writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query) => {
+        // One range scan of (organization_id, status, last_activity) per finished status.
+        const rows = (await query(
+          `SELECT id FROM workflow_runs FORCE INDEX (workflow_runs_org_status_activity)
+            WHERE organization_id = ? AND status IN (?) AND last_activity < ?
+            LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [organizationId, [...FINISHED_STATUSES], before, limit],
+        )) as unknown as Rows<{ id: string }>;
+        const ids = rows.map((r) => r.id);
+        await removeRuns(query, organizationId, ids);
+        return ids.length;
+      },
+      { readCommitted: true },
+    );
+  }
+
+  /**
+   * Deletes up to `limit` entries of the organization's delivery log (sent or failed: never
+   * one still owed) and up to `limit` of its audit entries made before `before`; returns how
+   * many of each. The logs follow the runs' retention.
+   */
+  async purgeLogs(
+    organizationId: string,
+    before: Date,
+    limit: number,
+  ): Promise<{ deliveries: number; auditEntries: number }> {
+    return writeTransaction(
+      this.db,
+      this.writeTimeoutMs,
+      async (query) => {
+        const rows = (await query(
+          `SELECT id FROM webhook_deliveries FORCE INDEX (webhook_deliveries_org_seq)
+            WHERE organization_id = ? AND status <> 'pending' AND created_at < ?
+            ORDER BY seq LIMIT ?`,
+          [organizationId, before, limit],
+        )) as unknown as Rows<{ id: string }>;
+        const ids = rows.map((r) => r.id);
+        if (ids.length > 0) {
+          await query('DELETE FROM webhook_attempts WHERE delivery_id IN (?)', [ids]);
+          await query('DELETE FROM webhook_deliveries WHERE id IN (?)', [ids]);
+        }
+        const audit = await query(
+          'DELETE FROM audit_log WHERE organization_id = ? AND at < ? ORDER BY seq LIMIT ?',
+          [organizationId, before, limit],
+        );
+        return { deliveries: ids.length, auditEntries: audit.affectedRows };
+      },
+      { readCommitted: true },
+    );
+  }
+}

@@ -1,0 +1,61 @@
+// Run deletion and the organization's settings, each stating its contract (http/contract.ts);
+// handlers only translate between HTTP and the retention service.
+import { defineRoute, type Route } from '../http/contract.js';
+import {
+  OrganizationSettingsSchema,
+  WorkflowRunDeletedSchema,
+  retentionSchemas,
+} from './retention-schemas.js';
+import type { RetentionService } from './retention-service.js';
+
+export function retentionRoutes(deps: { service: RetentionService }): Route[] {
+  const { service } = deps;
+  return [
+    defineRoute({
+      operationId: 'deleteWorkflowRun',
+      method: 'POST',
+      path: '/delete-workflow-run',
+      summary: 'Delete a run with its history, deliveries and Idempotency-Key answers',
+      description:
+        'In one transaction, in any status; the run is then unknown everywhere. A run.deleted event, with nothing personal in it, goes out to the webhooks.',
+      scope: 'runs:write',
+      body: retentionSchemas.deleteBody,
+      responses: { 200: { description: 'the run is deleted', schema: WorkflowRunDeletedSchema } },
+      refusals: ['run_not_found'],
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.deleteRun(principal, body, deadline, idempotency),
+        };
+      },
+    }),
+    defineRoute({
+      operationId: 'getOrganizationSettings',
+      method: 'GET',
+      path: '/get-organization-settings',
+      summary: "The organization's settings: how long its finished runs are kept",
+      scope: 'runs:read',
+      responses: { 200: { description: 'the settings', schema: OrganizationSettingsSchema } },
+      async handle({ principal }) {
+        return { status: 200, body: await service.getSettings(principal) };
+      },
+    }),
+    defineRoute({
+      operationId: 'updateOrganizationSettings',
+      method: 'POST',
+      path: '/update-organization-settings',
+      summary: "Set how long the organization's finished runs are kept",
+      description:
+        'Finished runs (completed, failed, cancelled) are deleted once they finished that many days ago, with their history, and the delivery log and audit entries older than that.',
+      scope: 'keys:manage',
+      body: retentionSchemas.updateSettingsBody,
+      responses: { 200: { description: 'the settings now', schema: OrganizationSettingsSchema } },
+      async handle({ principal, body, deadline, idempotency }) {
+        return {
+          status: 200,
+          body: await service.updateSettings(principal, body, deadline, idempotency),
+        };
+      },
+    }),
+  ];
+}
