@@ -15,9 +15,6 @@ import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/ide
 import type { RunEventData } from '../runs/run-events.js';
 import type { RunStatus } from '../runs/run-record.js';
 
-/** The statuses of a finished run: those a retention applies to. */
-export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const;
-
 /** What is left of a run deleted by the API: what its run.deleted event says. */
 export interface DeletedRun {
   id: string;
@@ -128,12 +125,13 @@ export class RunDeletionStore {
       this.db,
       this.writeTimeoutMs,
       async (query) => {
-        // One range scan of (organization_id, status, last_activity) per finished status.
+        // One range scan of (organization_id, finished_at): finished_at is NULL until a run
+        // finishes (see the retention migration), so unfinished runs are never read.
         const rows = (await query(
-          `SELECT id FROM workflow_runs FORCE INDEX (workflow_runs_org_status_activity)
-            WHERE organization_id = ? AND status IN (?) AND last_activity < ?
-            LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [organizationId, [...FINISHED_STATUSES], before, limit],
+          `SELECT id FROM workflow_runs FORCE INDEX (workflow_runs_org_finished)
+            WHERE organization_id = ? AND finished_at < ?
+            ORDER BY finished_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [organizationId, before, limit],
         )) as unknown as Rows<{ id: string }>;
         const ids = rows.map((r) => r.id);
         await removeRuns(query, organizationId, ids);
