@@ -4,6 +4,7 @@ import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
+import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
@@ -36,6 +37,7 @@ export interface Figures {
   list?: ListPhaseResult;
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
+  bulk?: BulkPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -267,6 +269,41 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ),
       target: '>= 0.8',
       result: target("fairness: A's drain shared ÷ alone", share, '>= 0.8', share >= 0.8),
+    });
+  }
+
+  if (f.bulk) {
+    const b = f.bulk;
+    rows.push({
+      measure: `bulk cancel runs/s, ${b.runs} runs in ${fmt(b.seconds)} s (by its run.cancelled events)`,
+      service: fmt(b.cancelledPerSecond, 0),
+      baseline: fmt(b.eventsPerSecond, 0),
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    });
+    const off = bulkMismatches(b);
+    rows.push({
+      measure: 'bulk cancel matched / done / run.cancelled events (runs)',
+      service: `${b.matched} / ${b.done} / ${b.cancelledEvents} (${b.cancelledRuns})`,
+      baseline: '',
+      ratio: '',
+      target: `each = ${b.runs}`,
+      result: target('bulk cancel counts off', off, '= 0', off === 0),
+    });
+    const clean = b.during.errors === 0 && b.baseline.errors === 0;
+    rows.push({
+      measure: `bulk: other org's create p50 / p99 ms at ${b.rate}/s during it (vs no bulk action)`,
+      service: `${fmt(b.during.latency.p50)} / ${fmt(b.during.latency.p99)}`,
+      baseline: `${fmt(b.baseline.latency.p50)} / ${fmt(b.baseline.latency.p99)}`,
+      ratio: fmt(ratio(b.during.latency.p99, b.baseline.latency.p99), 2),
+      target: 'p99 <= 50, no errors',
+      result: target(
+        'bulk: create p99 ms during a bulk cancel',
+        b.during.latency.p99,
+        '<= 50',
+        b.during.latency.p99 <= 50 && clean,
+      ),
     });
   }
 

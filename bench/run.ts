@@ -6,8 +6,8 @@
 // The pg-boss peer runs on its own database (wrs_bench_peer_<pid>) on the local PostgreSQL;
 // where none answers, the peer's figures are left out with a note.
 //
-// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks,fairness
-// (some phases),
+// Options: --quick (about a minute, smaller sizes),
+// --only=create,worker,e2e,list,webhooks,fairness,bulk (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -35,6 +35,7 @@ import {
 } from './peer/peer-db.js';
 import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
+import { measureBulk } from './phases/bulk.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
@@ -61,7 +62,7 @@ const keepLogs =
   process.argv.includes('--keep-logs') ||
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
-const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness') =>
+const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness' | 'bulk') =>
   only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -145,8 +146,12 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const hooked = await createTenant(db, 'Bench webhook organization');
     const backlogged = await createTenant(db, 'Bench organization A (backlog)');
     const steady = await createTenant(db, 'Bench organization B (steady)');
+    const cancelled = await createTenant(db, 'Bench organization X (bulk cancel)');
+    const creating = await createTenant(db, 'Bench organization Y (creates)');
     tenantKeyIds.push(
-      ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
+      ...[tenant, workerTenant, small, big, hooked, backlogged, steady, cancelled, creating].map(
+        (t) => t.keyId,
+      ),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -314,6 +319,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after fairness phase');
+    }
+    if (runs('bulk')) {
+      log(
+        `\n[bulk] bulk cancel of ${settings.bulkRuns} runs, another organization creating ${settings.bulkCreateRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('bulk phase');
+      figures.bulk = await measureBulk({
+        settings,
+        db,
+        x: cancelled,
+        y: creating,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after bulk phase');
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

@@ -44,6 +44,11 @@ export interface BenchSettings {
   /** Organization B's creates per second, and seconds of them alone, in the fairness phase. */
   fairnessRate: number;
   fairnessSeconds: number;
+  /** Active runs the bulk phase's bulk cancel matches. */
+  bulkRuns: number;
+  /** Another organization's creates per second meanwhile, and seconds of them alone. */
+  bulkCreateRate: number;
+  bulkBaselineSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -67,6 +72,9 @@ export const FULL: BenchSettings = {
   fairnessBacklog: 100_000,
   fairnessRate: 50,
   fairnessSeconds: 10,
+  bulkRuns: 100_000,
+  bulkCreateRate: 200,
+  bulkBaselineSeconds: 10,
 };
 
 export const QUICK: BenchSettings = {
@@ -90,6 +98,9 @@ export const QUICK: BenchSettings = {
   fairnessBacklog: 20_000,
   fairnessRate: 50,
   fairnessSeconds: 4,
+  bulkRuns: 20_000,
+  bulkCreateRate: 200,
+  bulkBaselineSeconds: 5,
 };
 
 const mysqlBase = new URL(

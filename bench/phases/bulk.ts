@@ -1,0 +1,289 @@
+// Phase "bulk": a bulk cancel of many runs, and what it costs the creates of another
+// organization meanwhile. Organization X holds N active runs carrying one label, seeded straight
+// into MySQL as the service stores them (one run made and stored by the service's own code, then
+// copied by the database, each copy with its own id and its run_labels row). One worker runs.
+// Organization Y creates runs through the API at a steady rate (open loop: a slow answer does not
+// slow the schedule), first with no bulk action running (the baseline), then while X's bulk
+// cancel of label=bench:bulk works through its N runs. Measured:
+//   - runs cancelled per second: done ÷ (finishedAt − startedAt) of the action as the API reports
+//     it (from the request to its last batch), and from its run.cancelled events' own times;
+//   - Y's create latency p50 / p99 (client side, the response's time) with and without the bulk
+//     action running;
+//   - the result: matched = done = N, nothing skipped, exactly N run.cancelled events, one per run.
+// The action's progress is read every 500 ms: reading it is not free, and the worker shares
+// the cores with the bench.
+import { performance } from 'node:perf_hooks';
+import { SYSTEM } from '../../src/audit/actor.js';
+import type { Db } from '../../src/db.js';
+import { newId } from '../../src/lib/ids.js';
+import { INSERT_COLUMNS } from '../../src/runs/run-columns.js';
+import { applyPending, newRun } from '../../src/runs/run-state.js';
+import {
+  clearQueue,
+  clearRuns,
+  createBody,
+  INPUT_FIELDS,
+  USER_ASSIGNMENTS,
+  type Tenant,
+} from '../fixtures.js';
+import { insertRuns } from '../insert-runs.js';
+import { sleep, startScript, type BenchProcess } from '../processes.js';
+import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
+import { round, summarize, type LatencySummary } from '../stats.js';
+
+/** The label every seeded run of X carries, and the filter of the bulk cancel. */
+const LABEL = { key: 'bench', value: 'bulk' } as const;
+const FILTER = { label: [`${LABEL.key}:${LABEL.value}`] };
+const POLL_MS = 500;
+const SEED_CHUNK = 100_000;
+
+/** Y's creates in one round: how many were answered 200, and how long each answer took. */
+export interface CreateRound {
+  sent: number;
+  created: number;
+  errors: number;
+  seconds: number;
+  latency: LatencySummary;
+}
+
+export interface BulkPhaseResult {
+  runs: number;
+  rate: number;
+  /** Seconds from the bulk request to the action's finishedAt. */
+  seconds: number;
+  /** done ÷ (finishedAt − startedAt), as the API reports the action. */
+  cancelledPerSecond: number;
+  /** run.cancelled events ÷ the span of their times (first to last batch). */
+  eventsPerSecond: number;
+  matched: number;
+  done: number;
+  skipped: Record<string, number>;
+  /** run.cancelled events of X's runs, and the distinct runs they name. */
+  cancelledEvents: number;
+  cancelledRuns: number;
+  baseline: CreateRound;
+  during: CreateRound;
+}
+
+interface BulkView {
+  id: string;
+  status: string;
+  matched: number;
+  done: number;
+  skipped: Record<string, number>;
+  startedAt: string;
+  finishedAt?: string;
+}
+
+// Every stored column but the id, which each copy gets anew.
+const COLUMNS = INSERT_COLUMNS.filter((c) => c !== 'id');
+
+/** Gives X `count` active runs labelled bench:bulk; returns the seconds it took. */
+async function seedLabelled(db: Db, tenant: Tenant, count: number): Promise<number> {
+  const began = Date.now();
+  const now = new Date();
+  const prototype = applyPending(
+    newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now, SYSTEM, {
+      [LABEL.key]: LABEL.value,
+    }),
+    now,
+  );
+  await insertRuns(db, [prototype]);
+  // UUIDv7-shaped ids: a random prefix, then a counter (unique, in index order).
+  const idPrefix = newId().slice(0, 24);
+  for (let done = 1; done < count; done += SEED_CHUNK) {
+    const size = Math.min(SEED_CHUNK, count - done);
+    await db.raw(
+      `INSERT INTO workflow_runs (id, ${COLUMNS.join(', ')})
+       SELECT CONCAT(?, LPAD(HEX(s.seq), 12, '0')), ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+       FROM workflow_runs r JOIN seq_${done}_to_${done + size - 1} s
+       WHERE r.id = ?
+       ORDER BY s.seq`,
+      [idPrefix, prototype.id],
+    );
+  }
+  // A run_labels row per copy, as a create with labels writes it (the prototype has its own).
+  await db.raw(
+    'INSERT IGNORE INTO run_labels (organization_id, label_key, label_value, run_seq, run_id) ' +
+      'SELECT organization_id, ?, ?, seq, id FROM workflow_runs WHERE organization_id = ?',
+    [LABEL.key, LABEL.value, tenant.orgId],
+  );
+  const [rows] = (await db.raw(
+    'SELECT COUNT(*) AS n FROM run_labels WHERE organization_id = ? AND label_key = ?',
+    [tenant.orgId, LABEL.key],
+  )) as [Array<{ n: number | string }>];
+  if (Number(rows[0]?.n) !== count) {
+    throw new Error(`bulk: seeded ${rows[0]?.n} labelled runs, not ${count}`);
+  }
+  return (Date.now() - began) / 1000;
+}
+
+/**
+ * Y's creates at `rate` per second, open loop, until `stop()` says so (checked before each
+ * send) or `maxSeconds` have passed; each answer's time measured from its send.
+ */
+async function pacedCreates(
+  apiUrl: string,
+  tenant: Tenant,
+  rate: number,
+  stop: () => boolean,
+  maxSeconds: number,
+): Promise<CreateRound> {
+  const body = createBody(tenant);
+  const latencies: number[] = [];
+  let errors = 0;
+  const sends: Array<Promise<void>> = [];
+  const began = Date.now();
+  for (let i = 0; !stop() && i < rate * maxSeconds; i++) {
+    const due = began + (i * 1000) / rate;
+    if (due > Date.now()) await sleep(due - Date.now());
+    const sent = performance.now();
+    sends.push(
+      fetch(`${apiUrl}/create-workflow-run`, {
+        method: 'POST',
+        headers: { authorization: tenant.key, 'content-type': 'application/json' },
+        body,
+      }).then(
+        async (res) => {
+          const answer = (await res.json()) as { id?: string };
+          if (res.status === 200 && answer.id) latencies.push(performance.now() - sent);
+          else errors++;
+        },
+        () => void errors++,
+      ),
+    );
+  }
+  const seconds = (Date.now() - began) / 1000;
+  await Promise.all(sends);
+  return {
+    sent: sends.length,
+    created: latencies.length,
+    errors,
+    seconds: round(seconds, 1),
+    latency: summarize(latencies),
+  };
+}
+
+async function call<T>(
+  apiUrl: string,
+  tenant: Tenant,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${apiUrl}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: tenant.key,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export async function measureBulk(deps: {
+  settings: BenchSettings;
+  db: Db;
+  /** X: the organization whose runs are cancelled. */
+  x: Tenant;
+  /** Y: the organization creating runs meanwhile. */
+  y: Tenant;
+  apiUrl: string;
+  log: (line: string) => void;
+}): Promise<BulkPhaseResult> {
+  const { settings, db, x, y, apiUrl, log } = deps;
+  const n = settings.bulkRuns;
+  const rate = settings.bulkCreateRate;
+  const reset = async () => {
+    await clearRuns(db);
+    await db('run_labels').where({ organization_id: x.orgId }).delete();
+    await clearQueue(PREFIXES.api);
+  };
+
+  await reset();
+  const seeded = await seedLabelled(db, x, n);
+  log(`  seeded ${n} active runs labelled ${FILTER.label[0]} in ${round(seeded, 1)} s`);
+
+  const worker: BenchProcess = startScript('bulk-worker', 'workers/main.js', {
+    env: serviceEnv(PREFIXES.api),
+  });
+  await worker.waitForLog(/"msg":"worker started"/);
+  try {
+    // Baseline: Y alone (a second of warm-up first: connections, the worker's first turns).
+    await pacedCreates(apiUrl, y, rate, () => false, 1);
+    const baseline = await pacedCreates(apiUrl, y, rate, () => false, settings.bulkBaselineSeconds);
+    log(
+      `  no bulk action: ${baseline.created} creates at ${rate}/s, p50 ${baseline.latency.p50} ms p99 ${baseline.latency.p99} ms, ${baseline.errors} errors`,
+    );
+
+    // The bulk cancel, Y creating until it has completed.
+    const started = await call<BulkView>(apiUrl, x, '/bulk-cancel-workflow-runs', {
+      filter: FILTER,
+      reason: 'bench',
+    });
+    if (started.status !== 202) {
+      throw new Error(`bulk: the bulk cancel was answered ${started.status}`);
+    }
+    let finished: BulkView | undefined;
+    const deadline = Date.now() + 600_000;
+    const during = pacedCreates(apiUrl, y, rate, () => finished !== undefined, 600);
+    during.catch(() => undefined); // awaited below, once the action has completed
+    while (!finished) {
+      await sleep(POLL_MS);
+      if (Date.now() > deadline) throw new Error('bulk: the action still running after 600 s');
+      if (!worker.running) throw new Error(`bulk: the worker exited:\n${worker.tail()}`);
+      const read = await call<BulkView>(
+        apiUrl,
+        x,
+        `/get-bulk-action?id=${encodeURIComponent(started.body.id)}`,
+      );
+      if (read.status !== 200) throw new Error(`bulk: get-bulk-action answered ${read.status}`);
+      if (read.body.status === 'completed') finished = read.body;
+    }
+    const duringRound = await during;
+    const seconds = (Date.parse(finished.finishedAt ?? '') - Date.parse(finished.startedAt)) / 1000;
+
+    const [rows] = (await db.raw(
+      'SELECT COUNT(*) AS n, COUNT(DISTINCT run_id) AS runs, MIN(at) AS first, MAX(at) AS last ' +
+        "FROM run_events WHERE organization_id = ? AND type = 'run.cancelled'",
+      [x.orgId],
+    )) as [Array<{ n: number | string; runs: number | string; first: Date; last: Date }>];
+    const events = rows[0]!;
+    const eventSpan = Math.max(0.001, (events.last.getTime() - events.first.getTime()) / 1000);
+    const result: BulkPhaseResult = {
+      runs: n,
+      rate,
+      seconds: round(seconds, 1),
+      cancelledPerSecond: round(finished.done / Math.max(0.001, seconds), 0),
+      eventsPerSecond: round(Number(events.n) / eventSpan, 0),
+      matched: finished.matched,
+      done: finished.done,
+      skipped: finished.skipped,
+      cancelledEvents: Number(events.n),
+      cancelledRuns: Number(events.runs),
+      baseline,
+      during: duringRound,
+    };
+    log(
+      `  bulk cancel: ${result.done} of ${result.matched} matched runs in ${result.seconds} s (${result.cancelledPerSecond}/s; ${result.eventsPerSecond}/s by its events); ${result.cancelledEvents} run.cancelled events for ${result.cancelledRuns} runs`,
+    );
+    log(
+      `  during it: ${duringRound.created} creates at ${rate}/s, p50 ${duringRound.latency.p50} ms p99 ${duringRound.latency.p99} ms, ${duringRound.errors} errors`,
+    );
+    return result;
+  } finally {
+    await worker.stop();
+    await reset();
+  }
+}
+
+/** Every way the result can be off: 0 when matched = done = N with one event per run. */
+export function bulkMismatches(r: BulkPhaseResult): number {
+  return (
+    Math.abs(r.matched - r.runs) +
+    Math.abs(r.done - r.runs) +
+    Object.values(r.skipped).reduce((a, b) => a + b, 0) +
+    Math.abs(r.cancelledEvents - r.runs) +
+    Math.abs(r.cancelledRuns - r.runs)
+  );
+}
