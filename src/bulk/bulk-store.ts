@@ -7,14 +7,20 @@ import type { Actor } from '../audit/actor.js';
 import { actorJson } from '../audit/actor.js';
 import type { NewAuditEntry } from '../audit/audit-events.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
-import { writeTransaction, type Db } from '../db.js';
+import type { ResultSetHeader } from 'mysql2';
+import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
 import type { RunRow } from '../runs/run-columns.js';
 import type { RunFilterInput } from '../runs/run-filter.js';
-import { changeAtOnceSql, type AppliedChange } from '../runs/run-sql.js';
+import {
+  changeAtOnceSql,
+  eventRowsOf,
+  insertEventsStatements,
+  type AppliedChange,
+} from '../runs/run-sql.js';
 import type { BulkActionKind, BulkStatus } from './bulk-schemas.js';
 
 export interface BulkActionRow {
@@ -64,6 +70,8 @@ export class BulkStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
+    /** oneTrip: the pool sends several statements a query (a worker's). */
+    private readonly options: { oneTrip?: boolean } = {},
   ) {}
 
   /**
@@ -160,14 +168,7 @@ export class BulkStore {
                 [...runIds, read.organization_id],
               )) as unknown as RunRow[]);
         const decision = await decide(rows);
-        for (const change of decision.changes) {
-          const { update, events } = changeAtOnceSql(change);
-          // The rows are locked: a guarded change that meets another version is a defect.
-          if ((await query(update)).affectedRows !== 1) {
-            throw new Error(`run ${change.before.id} changed under its lock`);
-          }
-          for (const sql of events) await query(sql);
-        }
+        await this.writeChanges(query, decision.changes);
         await query(
           'UPDATE bulk_actions SET cursor_seq = ?, matched = matched + ?, done = done + ?, ' +
             'skipped = ? WHERE id = ?',
@@ -185,6 +186,31 @@ export class BulkStore {
       },
       { readCommitted: true },
     );
+  }
+
+  /**
+   * The batch's guarded changes, then all their events in a few multi-row INSERTs. The rows
+   * are locked, so a guarded change that meets another version is a defect. With `oneTrip`
+   * (a worker's pool, made with multipleStatements) the UPDATEs go in one round trip: a batch
+   * of 200 is then a handful of round trips, not 400.
+   */
+  private async writeChanges(query: TxQuery, changes: readonly AppliedChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const updates = changes.map((change) => changeAtOnceSql(change).update);
+    const affected: number[] = [];
+    if (this.options.oneTrip && updates.length > 1) {
+      const results = (await query(updates.join('; '))) as unknown as ResultSetHeader[];
+      for (const result of results) affected.push(result.affectedRows);
+    } else {
+      for (const sql of updates) affected.push((await query(sql)).affectedRows);
+    }
+    const moved = affected.findIndex((n) => n !== 1);
+    if (moved >= 0 || affected.length !== changes.length) {
+      throw new Error(`run ${changes[Math.max(0, moved)]!.before.id} changed under its lock`);
+    }
+    for (const sql of insertEventsStatements(eventRowsOf(changes.map((c) => c.after)))) {
+      await query(sql);
+    }
   }
 
   /** Marks the action completed, if it is still running at the cursor it was read at. */
