@@ -18,6 +18,7 @@ import {
 import { testDb } from '../support/root-hooks.js';
 import { SseClient } from '../support/sse.js';
 import { sleep, waitFor } from '../support/wait.js';
+import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 
 type Json = Record<string, unknown>;
@@ -244,8 +245,8 @@ describe('GET /stream-run-events', () => {
     await events.until('open', () => events.messages.length > 0);
     const db = testDb();
     const held = await db.transaction();
-    let low = 0;
-    let high = 0;
+    let low: number;
+    let high: number;
     try {
       low = await insertEvent(held, tenant.orgId, 'held');
       high = await insertEvent(db, tenant.orgId, 'committed');
@@ -270,5 +271,134 @@ describe('GET /stream-run-events', () => {
     await sleep(300);
     expect(lost).to.be.below(after);
     expect(ids(events)).to.deep.equal([low, high, after]);
+  });
+});
+
+describe('GET /stream-run-events: restarts, shutdown, slow readers, Redis away', () => {
+  let worker: ServiceProcess;
+  let tenant: Tenant;
+  const processes: ServiceProcess[] = [];
+  const clients: SseClient[] = [];
+
+  async function api(extra: Record<string, string> = {}): Promise<ApiProcess> {
+    const started = await startApi({ ...env, ...extra });
+    processes.push(started);
+    return started;
+  }
+
+  async function stream(target: ApiProcess, headers: Record<string, string> = {}) {
+    const client = await SseClient.open(`${target.url}/stream-run-events`, tenant.key, headers);
+    clients.push(client);
+    return client;
+  }
+
+  before(async () => {
+    worker = await startWorker();
+    tenant = await createTenant(testDb());
+  });
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) client.close();
+    await Promise.all(processes.splice(0).map((p) => p.stop()));
+  });
+
+  after(() => worker?.stop());
+
+  async function createRuns(target: ApiProcess, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const res = await request(`${target.url}/create-workflow-run`, {
+        key: tenant.key,
+        body: createBody(tenant),
+      });
+      expect(res.status, res.text).to.equal(200);
+    }
+  }
+
+  it('ends its streams on shutdown; resumed with Last-Event-ID on a new process: no gap, no duplicate', async () => {
+    const first = await api();
+    const writer = await api();
+    const before = await stream(first);
+    await before.until('open', () => before.messages.length > 0);
+    const start = Number(before.messages[0]!.id);
+    await createRuns(writer, 3);
+    await before.until('six events', () => before.events.length >= 6);
+
+    // SIGTERM: the stream ends at once (not at SHUTDOWN_TIMEOUT_MS), and the process exits 0.
+    const stoppedAt = Date.now();
+    const code = await first.stop();
+    expect(code).to.equal(0);
+    await before.until('ended', () => before.ended, 5000);
+    expect(Date.now() - stoppedAt).to.be.below(4000);
+    expect(before.comments.join('\n')).to.match(/shutting down/);
+    const last = before.lastEventId!;
+
+    // Changes made while no stream is open.
+    await createRuns(writer, 3);
+    await waitFor(
+      'the runs started',
+      async () => (await eventIds(tenant.orgId, start)).length >= 12,
+    );
+
+    const second = await api();
+    const after = await stream(second, { 'last-event-id': last });
+    const owed = await eventIds(tenant.orgId, Number(last));
+    await after.until('every later event', () => after.events.length >= owed.length);
+    await sleep(500);
+    expect(ids(after)).to.deep.equal(owed);
+    const all = [...ids(before), ...ids(after)];
+    expect(all).to.deep.equal(await eventIds(tenant.orgId, start)); // in order, each once
+  });
+
+  it('cuts off a client that stops reading; the process does not buffer the backlog', async () => {
+    const target = await api({ STREAM_BUFFER_BYTES: '65536' });
+    const from = (await eventIds(tenant.orgId)).at(-1) ?? 0;
+    // About 24 MB of events, more than the socket buffers hold.
+    const name = 'x'.repeat(8000);
+    const db = testDb();
+    for (let i = 0; i < 30; i++) {
+      await db('run_events').insert(
+        Array.from({ length: 100 }, () => eventRow(tenant.orgId, name)),
+      );
+    }
+    const rss = () =>
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${target.pid}/status`, 'utf8'))![1]) * 1024;
+    const rssBefore = rss();
+
+    const socket = new Socket();
+    await new Promise<void>((resolve) => socket.connect(target.port, '127.0.0.1', resolve));
+    let received = 0;
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    socket.on('error', () => undefined);
+    const headersSeen = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > 0) resolve();
+      }),
+    );
+    socket.write(
+      `GET ${target.basePath}/stream-run-events HTTP/1.1\r\nHost: x\r\nAuthorization: ${tenant.key}\r\nLast-Event-ID: ${from}\r\n\r\n`,
+    );
+    await headersSeen;
+    socket.pause(); // reads nothing more
+    await target.waitForLine(/event stream cut off/, 15000);
+    // It stopped reading once the buffer was full: at most a read (500 events) past it.
+    const line = target.lines.find((l) => /event stream cut off/.test(l))!;
+    const cutAt = (JSON.parse(line) as { cursor: number }).cursor;
+    const read = (await eventIds(tenant.orgId, from)).filter((id) => id <= cutAt).length;
+    expect(read, 'events read for the stalled stream').to.be.at.most(1500);
+    const grown = rss() - rssBefore;
+    expect(grown, `memory taken by the stalled stream: ${grown}`).to.be.below(128 * 1024 * 1024);
+    socket.resume();
+    await waitFor('the connection closed', () => closed, 10000);
+    expect(received).to.be.below(30 * 100 * 8000);
+  });
+
+  it('with Redis away, streams still get every event through the fallback poll', async () => {
+    const target = await api({ REDIS_URL: 'redis://127.0.0.1:1', STREAM_POLL_INTERVAL_MS: '500' });
+    const events = await stream(target);
+    await events.until('open', () => events.messages.length > 0);
+    const id = await insertEvent(testDb(), tenant.orgId, 'no redis');
+    await events.until('the event', () => ids(events).includes(id), 3000);
   });
 });
