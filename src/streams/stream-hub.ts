@@ -26,6 +26,11 @@ import type { StreamFilter, StreamStore } from './stream-store.js';
 
 /** Events read per query for one stream. */
 const READ_BATCH = 500;
+/**
+ * How long a stream holding more than STREAM_BUFFER_BYTES unsent waits for its client to take
+ * it before it is cut off (nothing more is read for it meanwhile).
+ */
+const DRAIN_WAIT_MS = 5000;
 /** How long a client waits before reconnecting after the stream ends (the SSE retry field). */
 const RETRY_MS = 1000;
 
@@ -52,6 +57,21 @@ export class EventStream {
   /** Bytes written and not yet taken by the socket. */
   get buffered(): number {
     return this.out.writableLength + this.out.readableLength;
+  }
+
+  /** Resolves when the client has taken what was written, or after ms. */
+  drained(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.out.off('drain', done);
+        this.out.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.out.once('drain', done);
+      this.out.once('close', done);
+    });
   }
 
   write(text: string): void {
@@ -93,6 +113,8 @@ export class StreamHub {
   private again = false;
   private pollAll = false;
   private lastError: unknown;
+  /** Whether the last advance left no gap pending. */
+  private caughtUp = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
@@ -149,8 +171,14 @@ export class StreamHub {
     if (this.closed) throw new DomainError('too_many_streams', 'the service is shutting down');
     this.perKey.set(principal.keyId, held + 1);
     try {
-      // A fresh watermark: a stream from now starts at what is committed now.
+      // A fresh watermark: a stream from now starts at what is committed now (once the gaps
+      // below it are decided, which takes a grace and a probe).
       await this.tick();
+      const until = Date.now() + this.deps.config.gapGraceMs * 4 + 1000;
+      while (lastEventId === undefined && !this.caughtUp && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, this.deps.config.gapGraceMs / 2));
+        await this.tick();
+      }
       const mark = this.watermark.value;
       if (mark === undefined) throw this.lastError ?? new Error('event watermark unknown');
       const stream = new EventStream(
@@ -165,7 +193,11 @@ export class StreamHub {
       // The first message: how long to wait before reconnecting, and the starting position as
       // the last event id, so a client that reconnects before any event still misses nothing.
       stream.write(`retry: ${RETRY_MS}\nid: ${stream.cursor}\n\n`);
+      // As if woken: what was committed before it opened, above a gap still pending, is read
+      // once the gap is decided (a woken organization stays so until the watermark caught up).
+      this.woken.add(stream.organizationId);
       void this.pump(stream);
+      if (!this.caughtUp) void this.tick();
       return stream;
     } catch (err) {
       this.release(principal.keyId);
@@ -235,6 +267,7 @@ export class StreamHub {
       try {
         const result = await this.watermark.advance();
         this.lastError = undefined;
+        this.caughtUp = result.caughtUp;
         if (result.retryInMs !== undefined) {
           clearTimeout(this.retry);
           this.retry = setTimeout(() => void this.tick(), result.retryInMs);
@@ -265,6 +298,7 @@ export class StreamHub {
         stream.again = false;
         const mark = this.watermark.value;
         while (mark !== undefined && !stream.closed && stream.cursor < mark) {
+          if (stream.buffered > this.deps.config.bufferBytes) await stream.drained(DRAIN_WAIT_MS);
           if (this.tooSlow(stream)) return;
           const rows = await this.deps.store.events(
             stream.organizationId,
@@ -278,7 +312,6 @@ export class StreamHub {
           stream.sent += rows.length;
           stream.cursor = rows.length < READ_BATCH ? mark : rows[rows.length - 1]!.id;
         }
-        if (this.tooSlow(stream)) return;
       } while (stream.again && !stream.closed);
     } catch (err) {
       this.warn(err);
@@ -287,9 +320,9 @@ export class StreamHub {
     }
   }
 
+  /** A heartbeat: needless while events wait unsent (the pump decides about those). */
   private send(stream: EventStream, text: string): void {
-    if (this.tooSlow(stream)) return;
-    stream.write(text);
+    if (stream.buffered === 0) stream.write(text);
   }
 
   /** Cuts a stream whose client leaves more than STREAM_BUFFER_BYTES unread. */
