@@ -15,7 +15,8 @@
 //      transaction may stay open (WRITE_TIMEOUT_MS; a probe that times out is tried again);
 //   3. when it returns, every id of the gap is committed (and read by the streams, being at or
 //      below the new W) or gone for good, and W moves past the gap.
-// Only the ids seen when the gap was found are decided by its probe: later ones get their own.
+// A gap that fills during its grace costs nothing more: each advance reads the ids again, and
+// only gaps still open when their grace ends are probed; each gap has its own grace.
 import type { IdGap, StreamStore } from './stream-store.js';
 
 /** Ids read per query while moving the watermark. */
@@ -26,14 +27,6 @@ const SCAN_LIMIT = 10_000;
  * events a second, far beyond what this service writes); those above are walked and probed.
  */
 const START_LOOKBACK = 200_000;
-
-interface PendingProbe {
-  gaps: IdGap[];
-  /** The highest id seen when the gaps were found: W once they are decided. */
-  upTo: number;
-  /** When the probe may run (first seen + grace). */
-  at: number;
-}
 
 export interface AdvanceResult {
   /** The watermark now. */
@@ -46,7 +39,8 @@ export interface AdvanceResult {
 
 export class EventWatermark {
   private mark: number | undefined;
-  private pending: PendingProbe | undefined;
+  /** When each open gap (by its first missing id) was first seen. */
+  private readonly firstSeen = new Map<number, number>();
 
   constructor(
     private readonly store: StreamStore,
@@ -61,31 +55,43 @@ export class EventWatermark {
 
   /** Moves the watermark as far as the committed ids allow (one caller at a time). */
   async advance(): Promise<AdvanceResult> {
-    let start = this.mark ?? Math.max(0, (await this.store.maxId()) - START_LOOKBACK);
-    this.mark = start;
+    let mark = this.mark ?? Math.max(0, (await this.store.maxId()) - START_LOOKBACK);
+    this.mark = mark;
     for (;;) {
-      if (this.pending) {
-        const waitMs = this.pending.at - this.now();
-        if (waitMs > 0) return { mark: start, caughtUp: false, retryInMs: waitMs };
-        await this.store.probe(this.pending.gaps);
-        start = this.mark = this.pending.upTo;
-        this.pending = undefined;
-      }
-      const ids = await this.store.idsAfter(start, SCAN_LIMIT);
-      let mark: number = start;
+      const ids = await this.store.idsAfter(mark, SCAN_LIMIT);
       const gaps: IdGap[] = [];
+      let last = mark;
       for (const id of ids) {
-        if (id !== mark + 1) gaps.push({ after: mark, before: id });
-        mark = id;
+        if (id !== last + 1) gaps.push({ after: last, before: id });
+        last = id;
       }
+      const now = this.now();
+      for (const gap of gaps)
+        if (!this.firstSeen.has(gap.after + 1)) this.firstSeen.set(gap.after + 1, now);
+      const dueAt = (gap: IdGap) => this.firstSeen.get(gap.after + 1)! + this.gapGraceMs;
       if (gaps.length === 0) {
-        start = this.mark = mark;
+        mark = this.settle(last);
         if (ids.length < SCAN_LIMIT) return { mark, caughtUp: true };
         continue;
       }
-      // Up to the first gap the ids are contiguous: W moves there now.
-      start = this.mark = gaps[0]!.after;
-      this.pending = { gaps, upTo: mark, at: this.now() + this.gapGraceMs };
+      // The gaps whose grace is over, from the first on; a gap that filled meanwhile is gone.
+      let due = 0;
+      while (due < gaps.length && dueAt(gaps[due]!) <= now) due++;
+      if (due === 0) {
+        // Up to the first gap the ids are contiguous: W moves there now.
+        mark = this.settle(gaps[0]!.after);
+        return { mark, caughtUp: false, retryInMs: dueAt(gaps[0]!) - now };
+      }
+      await this.store.probe(gaps.slice(0, due));
+      // Every id up to the first gap still in its grace (or the last id read) is decided.
+      mark = this.settle(due < gaps.length ? gaps[due]!.after : last);
     }
+  }
+
+  /** Moves the watermark to `mark`, forgetting the gaps below it. */
+  private settle(mark: number): number {
+    this.mark = mark;
+    for (const first of this.firstSeen.keys()) if (first <= mark) this.firstSeen.delete(first);
+    return mark;
   }
 }
