@@ -94,7 +94,7 @@ const app = createApp({
   webhookService,
   keyService: new KeyService(keys),
   retentionService: new RetentionService(
-    new RunDeletionStore(db, config.writeTimeoutMs),
+    new RunDeletionStore(db, config.writeTimeoutMs, eventSignal.committed),
     new SettingsStore(db, config.writeTimeoutMs),
     config.retention.defaultDays,
   ),

@@ -85,7 +85,7 @@ const applier = new RunApplier(store, async (runs) => {
 let stopping = false;
 // Bulk actions: after each committed batch, retried runs are owed to the appliers, and every
 // changed run's events go out at once.
-const bulkActions = new BulkStore(db, config.writeTimeoutMs);
+const bulkActions = new BulkStore(db, config.writeTimeoutMs, eventSignal.committed);
 const bulkRunner = new BulkRunner(
   bulkActions,
   store,

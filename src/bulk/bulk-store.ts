@@ -64,6 +64,9 @@ export class BulkStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
+    /** Told the organization after a batch that wrote events commits (src/streams/). */
+    private readonly onEventsCommitted: (organizationIds: readonly string[]) => void = () =>
+      undefined,
   ) {}
 
   /**
@@ -131,6 +134,19 @@ export class BulkStore {
    * the runs of the batch found locked.
    */
   async applyBatch(
+    read: BulkActionRow,
+    runIds: readonly string[],
+    lowestSeq: number,
+    decide: (rows: RunRow[]) => Promise<BatchDecision>,
+  ): Promise<BatchOutcome> {
+    const outcome = await this.writeBatch(read, runIds, lowestSeq, decide);
+    if (outcome.written && outcome.decision.changes.length > 0) {
+      this.onEventsCommitted([read.organization_id]);
+    }
+    return outcome;
+  }
+
+  private writeBatch(
     read: BulkActionRow,
     runIds: readonly string[],
     lowestSeq: number,
