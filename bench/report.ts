@@ -6,6 +6,7 @@ import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
+import type { StreamResult } from './phases/event-stream.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
@@ -38,6 +39,7 @@ export interface Figures {
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
   bulk?: BulkPhaseResult;
+  stream?: StreamResult;
   memory: MemoryTracker;
 }
 
@@ -269,6 +271,24 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ),
       target: '>= 0.8',
       result: target("fairness: A's drain shared ÷ alone", share, '>= 0.8', share >= 0.8),
+    });
+  }
+
+  if (f.stream) {
+    const x = f.stream;
+    const clean = x.missing === 0 && x.duplicates === 0;
+    rows.push({
+      measure: `stream: create sent → event on another API process's stream, p50 / p99 ms at ${x.rate}/s (from the answer)`,
+      service: `${fmt(x.fromSent.p50)} / ${fmt(x.fromSent.p99)}`,
+      baseline: `${fmt(x.fromAnswered.p50)} / ${fmt(x.fromAnswered.p99)}`,
+      ratio: '',
+      target: 'p99 <= 200, none missing or twice',
+      result: target(
+        'stream: commit → received p99 ms',
+        x.fromSent.p99,
+        '<= 200',
+        x.fromSent.p99 <= 200 && clean,
+      ),
     });
   }
 

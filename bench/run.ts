@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,list,webhooks,fairness,bulk (some phases),
+// --only=create,worker,e2e,list,webhooks,fairness,bulk,stream (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -40,6 +40,7 @@ import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
+import { measureStream } from './phases/event-stream.js';
 import {
   freePort,
   killAllNow,
@@ -62,8 +63,9 @@ const keepLogs =
   process.argv.includes('--keep-logs') ||
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
-const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness' | 'bulk') =>
-  only.size === 0 || only.has(phase);
+const runs = (
+  phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness' | 'bulk' | 'stream',
+) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
 const elapsed = () => round((Date.now() - began) / 1000, 1);
@@ -335,6 +337,33 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after bulk phase');
+    }
+    if (runs('stream')) {
+      const seconds = settings.mode === 'quick' ? 5 : 15;
+      log(
+        `\n[stream] a live event stream on one API process, 500 creates/s for ${seconds} s through another (t=${elapsed()} s)`,
+      );
+      const other = await startHttp('api-stream-writer', 'src/server.js', serviceEnv(PREFIXES.api));
+      try {
+        memory.enterPhase('stream phase');
+        figures.stream = await measureStream({
+          db,
+          tenant,
+          streamUrl: api.url,
+          writeUrl: other.url,
+          rate: 500,
+          seconds,
+          log,
+        });
+        memory.enterPhase(undefined);
+      } finally {
+        await other.proc.stop();
+      }
+      const x = figures.stream;
+      log(
+        `  commit → received on the other process: p50 ${x.fromSent.p50} ms p99 ${x.fromSent.p99} ms from the create sent (${x.fromAnswered.p50} / ${x.fromAnswered.p99} ms from its answer); ${x.created} created, ${x.missing} missing, ${x.duplicates} duplicates`,
+      );
+      memory.sample('after stream phase');
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

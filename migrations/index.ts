@@ -8,6 +8,7 @@ import * as selfService from './20261124000000_self_service.js';
 import * as fairShare from './20261125000000_fair_share.js';
 import * as labelsAndBulkActions from './20261125010000_labels_and_bulk_actions.js';
 import * as retention from './20261125020000_retention.js';
+import * as eventStream from './20261125030000_event_stream.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '20261125000000_fair_share': fairShare,
   '20261125010000_labels_and_bulk_actions': labelsAndBulkActions,
   '20261125020000_retention': retention,
+  '20261125030000_event_stream': eventStream,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

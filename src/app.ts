@@ -42,6 +42,9 @@ import { RUN_EVENT_WEBHOOK, webhookSchemas } from './webhooks/webhook-schemas.js
 import type { WebhookService } from './webhooks/webhook-service.js';
 import { retentionRoutes } from './retention/retention-routes.js';
 import type { RetentionService } from './retention/retention-service.js';
+import type { StreamHub } from './streams/stream-hub.js';
+import { streamRoutes } from './streams/stream-routes.js';
+import type { StreamStore } from './streams/stream-store.js';
 
 export interface AppDeps {
   config: Config;
@@ -57,6 +60,8 @@ export interface AppDeps {
   webhookService: WebhookService;
   keyService: KeyService;
   retentionService: RetentionService;
+  /** The live event streams of this process (src/streams/). */
+  streams: { hub: StreamHub; store: StreamStore };
   isShuttingDown: () => boolean;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
@@ -95,6 +100,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       defaultLimit: config.listDefaultLimit,
     }),
     ...retentionRoutes({ service: deps.retentionService }),
+    ...streamRoutes(deps.streams),
   ];
 }
 

@@ -53,6 +53,21 @@ export interface Config {
   bulkBatchSize: number;
   webhooks: WebhookConfig;
   retention: RetentionConfig;
+  streams: StreamConfig;
+}
+
+/** The live event stream (src/streams/). */
+export interface StreamConfig {
+  /** A comment line is sent on every open stream this often. */
+  heartbeatMs: number;
+  /** Streams read MySQL at least this often, whatever Redis says (the fallback poll). */
+  pollIntervalMs: number;
+  /** Open streams per API key (429 too_many_streams beyond). */
+  maxPerKey: number;
+  /** Bytes a stream may hold unsent for a slow client before it is cut off. */
+  bufferBytes: number;
+  /** How long a gap in the event ids stays open before it is probed (see event-watermark.ts). */
+  gapGraceMs: number;
 }
 
 /** Deleting finished runs whose retention ended (src/retention/). */
@@ -180,6 +195,16 @@ function retentionConfig(env: Env): RetentionConfig {
   };
 }
 
+function streamConfig(env: Env): StreamConfig {
+  return {
+    heartbeatMs: int(env, 'STREAM_HEARTBEAT_MS', 15000, 10, 600000),
+    pollIntervalMs: int(env, 'STREAM_POLL_INTERVAL_MS', 1000, 10, 60000),
+    maxPerKey: int(env, 'STREAM_MAX_PER_KEY', 5, 1, 10000),
+    bufferBytes: int(env, 'STREAM_BUFFER_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+    gapGraceMs: int(env, 'STREAM_GAP_GRACE_MS', 250, 10, 60000),
+  };
+}
+
 function basePath(env: Env): string {
   const raw = (env.BASE_PATH ?? '').trim();
   if (raw === '' || raw === '/') return '';
@@ -247,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
     bulkBatchSize: int(env, 'BULK_BATCH_SIZE', 200, 1, 1000),
     webhooks: webhookConfig(env),
     retention: retentionConfig(env),
+    streams: streamConfig(env),
   };
 }
 

@@ -39,6 +39,8 @@ export const DOMAIN_ERROR_CODES = [
   'template_version_conflict',
   'template_archived',
   'template_changed_concurrently',
+  'invalid_last_event_id',
+  'too_many_streams',
   'timed_out',
 ] as const;
 

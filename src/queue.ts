@@ -79,6 +79,21 @@ export class RedisConnections {
     });
   }
 
+  /**
+   * A connection for SUBSCRIBE (the live event stream's wake-ups): it waits for Redis and
+   * reconnects forever, subscribing again each time.
+   */
+  subscriber(name: string): RedisClient {
+    const nodes = this.config.redisClusterNodes;
+    if (nodes) return this.track(clusterClient(nodes, 'worker', name));
+    return new Redis(this.config.redisUrl, {
+      protocol: WIRE_PROTOCOL,
+      retryStrategy: reconnectDelay,
+      connectionName: name,
+      ...roleOptions('worker'),
+    });
+  }
+
   /** What BullMQ's `connection` option gets for a queue or worker of this role. */
   bull(role: Role, name: string): ConnectionOptions {
     const nodes = this.config.redisClusterNodes;

@@ -27,6 +27,9 @@ import { WebhookService } from './webhooks/webhook-service.js';
 import { RunDeletionStore } from './retention/deletion-store.js';
 import { RetentionService } from './retention/retention-service.js';
 import { SettingsStore } from './retention/settings-store.js';
+import { EventSignal, eventsChannel } from './streams/event-signal.js';
+import { StreamHub } from './streams/stream-hub.js';
+import { StreamStore } from './streams/stream-store.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
@@ -37,6 +40,20 @@ redis.on('error', throttledWarn(log, 'redis connection error'));
 // Opened as used: the API adds runs and redeliveries; the other kinds are its only for the board.
 const queues = new ProcessQueues(connections, config, log, 'wrs-api');
 
+// The live event streams: woken through Redis by whichever process commits events, reading
+// MySQL (src/streams/). A probe waits out writers' transactions: bounded a little past them.
+const streamStore = new StreamStore(db, config.writeTimeoutMs + 1000);
+const streamHub = new StreamHub({
+  store: streamStore,
+  config: config.streams,
+  log,
+  subscriber: connections.subscriber('wrs-api-events'),
+  channel: eventsChannel(config.queuePrefix),
+});
+const eventSignal = new EventSignal(redis, eventsChannel(config.queuePrefix), log, (orgs) =>
+  streamHub.wake(orgs),
+);
+
 const templates = new TemplateStore(db, config.writeTimeoutMs);
 // New runs' batches go in two round trips on a pool of their own that allows several
 // statements a query (RunStore); nothing else the API sends may carry more than one.
@@ -45,6 +62,7 @@ const runs = new RunStore(db, {
   writeTimeoutMs: config.writeTimeoutMs,
   batches: batchDb,
   templates,
+  onEventsCommitted: eventSignal.committed,
 });
 const runService = new RunService(templates, runs, new RunNotifier(queues.get('applyRuns')), log);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
@@ -76,16 +94,18 @@ const app = createApp({
   webhookService,
   keyService: new KeyService(keys),
   retentionService: new RetentionService(
-    new RunDeletionStore(db, config.writeTimeoutMs),
+    new RunDeletionStore(db, config.writeTimeoutMs, eventSignal.committed),
     new SettingsStore(db, config.writeTimeoutMs),
     config.retention.defaultDays,
   ),
+  streams: { hub: streamHub, store: streamStore },
   isShuttingDown: () => shuttingDown,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
 
 keyUsage.start();
+streamHub.start();
 registerProcessGauges({ db, redisPing: () => redis.ping() });
 const metricsServer = startMetricsServer(config.metricsPort, log);
 
@@ -100,6 +120,9 @@ server.listen(config.port, () => {
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
   shuttingDown = true;
+  // Open streams would hold their connections to the end: each is ended (its client resumes
+  // elsewhere with Last-Event-ID), so closing the server waits only for real requests.
+  await streamHub.close();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);

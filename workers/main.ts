@@ -14,6 +14,7 @@ import { createLogger } from '../src/logger.js';
 import { RedisConnections } from '../src/queue.js';
 import { DueTimers } from '../src/runs/due-timers.js';
 import { RunStore } from '../src/runs/run-store.js';
+import { EventSignal, eventsChannel } from '../src/streams/event-signal.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
 import { bulkActionProcessor } from './processors/bulk-action.js';
 import { BulkRunner } from '../src/bulk/bulk-runner.js';
@@ -39,9 +40,17 @@ const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
 // Several statements a query: a batch's change and its events go to MySQL in one round trip.
 const db = createDb(config, log, { multipleStatements: true });
-const store = new RunStore(db, { writeTimeoutMs: config.writeTimeoutMs, oneTrip: true });
-
 const connections = new RedisConnections(config);
+// After each commit that wrote events, the API processes' live streams are woken through Redis.
+const eventsRedis = connections.request('wrs-worker-events');
+eventsRedis.on('error', throttledWarn(log, 'redis connection error (event signal)'));
+const eventSignal = new EventSignal(eventsRedis, eventsChannel(config.queuePrefix), log);
+const store = new RunStore(db, {
+  writeTimeoutMs: config.writeTimeoutMs,
+  oneTrip: true,
+  onEventsCommitted: eventSignal.committed,
+});
+
 // A worker adds jobs of every kind: each kind's queue is opened here (and counted by wrs_jobs).
 const queues = new ProcessQueues(connections, config, log, 'wrs-worker');
 const dueTimers = new DueTimers(queues.get('stepDue'));
@@ -76,7 +85,10 @@ const applier = new RunApplier(store, async (runs) => {
 let stopping = false;
 // Bulk actions: after each committed batch, retried runs are owed to the appliers, and every
 // changed run's events go out at once.
-const bulkActions = new BulkStore(db, config.writeTimeoutMs, { oneTrip: true });
+const bulkActions = new BulkStore(db, config.writeTimeoutMs, {
+  oneTrip: true,
+  onEventsCommitted: eventSignal.committed,
+});
 const bulkRunner = new BulkRunner(
   bulkActions,
   store,
@@ -167,6 +179,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
     ),
   );
   await queues.close();
+  eventsRedis.disconnect();
   connections.close();
   metricsServer?.close();
   await db.destroy();

@@ -70,8 +70,12 @@ export class BulkStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
-    /** oneTrip: the pool sends several statements a query (a worker's). */
-    private readonly options: { oneTrip?: boolean } = {},
+    private readonly options: {
+      /** The pool sends several statements a query (a worker's). */
+      oneTrip?: boolean;
+      /** Told the organization after a batch that wrote events commits (src/streams/). */
+      onEventsCommitted?: (organizationIds: readonly string[]) => void;
+    } = {},
   ) {}
 
   /**
@@ -139,6 +143,19 @@ export class BulkStore {
    * the runs of the batch found locked.
    */
   async applyBatch(
+    read: BulkActionRow,
+    runIds: readonly string[],
+    lowestSeq: number,
+    decide: (rows: RunRow[]) => Promise<BatchDecision>,
+  ): Promise<BatchOutcome> {
+    const outcome = await this.writeBatch(read, runIds, lowestSeq, decide);
+    if (outcome.written && outcome.decision.changes.length > 0) {
+      this.options.onEventsCommitted?.([read.organization_id]);
+    }
+    return outcome;
+  }
+
+  private writeBatch(
     read: BulkActionRow,
     runIds: readonly string[],
     lowestSeq: number,

@@ -50,6 +50,8 @@ export interface ResponseContract {
   description: string;
   /** The body's schema: the named schema object itself, or arrayOf(one). */
   schema?: ResponseSchema;
+  /** The body's media type, when not JSON (the event stream's text/event-stream). */
+  mediaType?: string;
   /** Response headers worth describing (Link, Idempotent-Replayed, Retry-After). */
   headers?: Record<string, string>;
   /** For an error status: the codes the route can answer with there. */

@@ -77,6 +77,11 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning:
       'the template kept changing while the run was made; nothing was done, retrying is safe',
   },
+  invalid_last_event_id: { status: 400, meaning: 'Last-Event-ID is not an event id' },
+  too_many_streams: {
+    status: 429,
+    meaning: 'the key holds as many open event streams as it may (STREAM_MAX_PER_KEY)',
+  },
   timed_out: { status: 503, meaning: 'not finished in time; nothing was done' },
 };
 

@@ -86,7 +86,7 @@ function operation(route: Route): Json {
       ...(response.schema
         ? {
             content: {
-              'application/json': {
+              [response.mediaType ?? 'application/json']: {
                 schema: bodySchema(response.schema),
                 ...(response.codes ? { examples: codeExamples(response.codes) } : {}),
               },

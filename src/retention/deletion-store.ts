@@ -52,6 +52,9 @@ export class RunDeletionStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
+    /** Told the organization after a run.deleted event commits (src/streams/). */
+    private readonly onEventsCommitted: (organizationIds: readonly string[]) => void = () =>
+      undefined,
   ) {}
 
   /**
@@ -60,6 +63,18 @@ export class RunDeletionStore {
    * Undefined when the organization has no such run (nothing is written then).
    */
   async deleteRun(
+    organizationId: string,
+    runId: string,
+    actor: Actor,
+    now: Date,
+    key: (deleted: DeletedRun) => IdempotencyRecord | undefined,
+  ): Promise<DeletedRun | undefined> {
+    const deleted = await this.writeDeletion(organizationId, runId, actor, now, key);
+    if (deleted) this.onEventsCommitted([deleted.organizationId]);
+    return deleted;
+  }
+
+  private writeDeletion(
     organizationId: string,
     runId: string,
     actor: Actor,

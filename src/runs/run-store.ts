@@ -54,6 +54,16 @@ export interface RunStoreOptions {
   batches?: Db;
   /** Where runs read their templates' pages (the process's template cache). */
   templates?: TemplateStore;
+  /**
+   * Told the organizations whose events a commit wrote, after the commit (the live event
+   * stream's wake-up, src/streams/event-signal.ts). Every write of events goes through here.
+   */
+  onEventsCommitted?: (organizationIds: readonly string[]) => void;
+}
+
+/** The organizations of the runs given. */
+function organizationsOf(runs: readonly Pick<RunRecord, 'organizationId'>[]): string[] {
+  return [...new Set(runs.map((run) => run.organizationId))];
 }
 
 export class RunStore {
@@ -61,6 +71,7 @@ export class RunStore {
   private readonly oneTrip: boolean;
   private readonly batches: Db | undefined;
   private readonly templates: TemplateStore;
+  private readonly eventsCommitted: (organizationIds: readonly string[]) => void;
 
   constructor(
     private readonly db: Db,
@@ -70,6 +81,7 @@ export class RunStore {
     this.oneTrip = options.oneTrip ?? false;
     this.batches = options.batches;
     this.templates = options.templates ?? new TemplateStore(db);
+    this.eventsCommitted = options.onEventsCommitted ?? (() => undefined);
   }
 
   /**
@@ -105,14 +117,15 @@ export class RunStore {
       await writeBatch(this.batches, this.writeTimeoutMs, statements, (results) => {
         if (guard.length > 0) check(results[0]);
       });
-      return;
+    } else {
+      await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+        for (const [i, sql] of statements.entries()) {
+          const result = await query(sql);
+          if (i === 0 && guard.length > 0) check(result);
+        }
+      });
     }
-    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      for (const [i, sql] of statements.entries()) {
-        const result = await query(sql);
-        if (i === 0 && guard.length > 0) check(result);
-      }
-    });
+    this.eventsCommitted(organizationsOf(runs));
   }
 
   async findForOrganization(organizationId: string, id: string): Promise<RunRecord | undefined> {
@@ -239,11 +252,12 @@ export class RunStore {
     const statements = appliedStatements(changes, await this.textCollation());
     if (this.oneTrip) {
       await writeScript(this.db, this.writeTimeoutMs, statements);
-      return;
+    } else {
+      await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+        for (const sql of statements) await query(sql);
+      });
     }
-    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      for (const sql of statements) await query(sql);
-    });
+    this.eventsCommitted(organizationsOf(changes.map((change) => change.after)));
   }
 
   /**
@@ -257,13 +271,15 @@ export class RunStore {
   ): Promise<boolean> {
     const { update, events } = changeAtOnceSql({ before, after });
     const keySql = key && insertIdempotencySql([key]);
-    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+    const stored = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const result = await query(update);
       if (result.affectedRows !== 1) return false;
       for (const sql of events) await query(sql);
       if (keySql) await query(keySql);
       return true;
     });
+    if (stored) this.eventsCommitted([after.organizationId]);
+    return stored;
   }
 
   /**
@@ -301,6 +317,7 @@ export class RunStore {
         await query(event);
         return true;
       });
+      if (failed) this.eventsCommitted([row.organization_id]);
     }
     // Counted once committed, like every other change.
     if (failed) countChange('fail', [{ type: 'run.failed' }]); // failRun's one event

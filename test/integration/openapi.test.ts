@@ -70,6 +70,7 @@ describe('the API document: GET /openapi.json', () => {
         '/delete-workflow-run',
         '/get-organization-settings',
         '/update-organization-settings',
+        '/stream-run-events',
       ].sort(),
     );
     const create = paths['/create-workflow-run']!.post!;

@@ -83,3 +83,23 @@ export async function assertDescribed(
     );
   }
 }
+
+/** Throws unless the value matches the document's named schema (components.schemas). */
+export async function assertComponent(
+  baseUrl: string,
+  name: string,
+  value: unknown,
+): Promise<void> {
+  const checker = await checkerFor(baseUrl);
+  const key = `component ${name}`;
+  let validate = checker.validators.get(key);
+  if (!validate) {
+    validate = checker.ajv.compile({ $ref: `doc#/components/schemas/${name}` });
+    checker.validators.set(key, validate);
+  }
+  if (!validate(value)) {
+    throw new Error(
+      `${name} does not match the API document: ${checker.ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 1500)}`,
+    );
+  }
+}

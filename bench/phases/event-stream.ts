@@ -1,0 +1,129 @@
+// Phase "stream": a change committed through one API process reaches a live event stream held
+// by another. Two API processes over the same MySQL and Redis: a stream of the tenant's events
+// is opened on the first (GET /stream-run-events, read here), and creates are sent to the
+// second at a fixed rate (open loop). Each run.created is matched to its create: latency is
+// from the create being sent (an upper bound of its commit, which comes before the answer)
+// to the event's arrival on the stream, and from the create's answer (after the commit, so a
+// lower bound; it can be below 0 when the stream is faster than the answer).
+import { request as httpRequest } from 'node:http';
+import type { Db } from '../../src/db.js';
+import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
+import { sleep } from '../processes.js';
+import { PREFIXES } from '../settings.js';
+import { summarize, type LatencySummary } from '../stats.js';
+
+export interface StreamResult {
+  rate: number;
+  seconds: number;
+  created: number;
+  received: number;
+  missing: number;
+  duplicates: number;
+  /** Create sent → event received on the other process's stream. */
+  fromSent: LatencySummary;
+  /** Create answered → event received. */
+  fromAnswered: LatencySummary;
+}
+
+export async function measureStream(deps: {
+  db: Db;
+  tenant: Tenant;
+  /** The process holding the stream, and the one the changes go through. */
+  streamUrl: string;
+  writeUrl: string;
+  rate: number;
+  seconds: number;
+  log: (line: string) => void;
+}): Promise<StreamResult> {
+  const { tenant, rate, seconds } = deps;
+  const arrived = new Map<string, number>();
+  let duplicates = 0;
+  let opened!: () => void;
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  const stream = httpRequest(
+    `${deps.streamUrl}/stream-run-events?type=run.created`,
+    { headers: { authorization: tenant.key }, agent: false },
+    (res) => {
+      if (res.statusCode !== 200) throw new Error(`stream answered ${res.statusCode}`);
+      res.setEncoding('utf8');
+      let buffer = '';
+      res.on('data', (chunk: string) => {
+        const at = performance.now();
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const message = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(message)?.[1];
+          if (!data) {
+            opened();
+            continue;
+          }
+          const runId = (JSON.parse(data) as { data: { runId: string } }).data.runId;
+          if (arrived.has(runId)) duplicates++;
+          else arrived.set(runId, at);
+        }
+      });
+    },
+  );
+  stream.on('error', () => undefined);
+  stream.end();
+  await open;
+
+  const body = createBody(tenant);
+  const sent = new Map<string, { sentAt: number; answeredAt: number }>();
+  const sends: Array<Promise<void>> = [];
+  const began = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = began + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const sentAt = performance.now();
+    sends.push(
+      fetch(`${deps.writeUrl}/create-workflow-run`, {
+        method: 'POST',
+        headers: { authorization: tenant.key, 'content-type': 'application/json' },
+        body,
+      }).then(
+        async (res) => {
+          const answeredAt = performance.now();
+          const answer = (await res.json()) as { id?: string };
+          if (res.status === 200 && answer.id) sent.set(answer.id, { sentAt, answeredAt });
+        },
+        () => undefined,
+      ),
+    );
+  }
+  await Promise.all(sends);
+  const deadline = Date.now() + 10_000;
+  while ([...sent.keys()].some((id) => !arrived.has(id)) && Date.now() < deadline) {
+    await sleep(50);
+  }
+  await sleep(500); // a duplicate would come now
+  stream.destroy();
+
+  const fromSent: number[] = [];
+  const fromAnswered: number[] = [];
+  let missing = 0;
+  for (const [id, { sentAt, answeredAt }] of sent) {
+    const at = arrived.get(id);
+    if (at === undefined) {
+      missing++;
+      continue;
+    }
+    fromSent.push(at - sentAt);
+    fromAnswered.push(at - answeredAt);
+  }
+  await clearRuns(deps.db);
+  await clearQueue(PREFIXES.api);
+  return {
+    rate,
+    seconds,
+    created: sent.size,
+    received: arrived.size,
+    missing,
+    duplicates,
+    fromSent: summarize(fromSent),
+    fromAnswered: summarize(fromAnswered),
+  };
+}
