@@ -6,6 +6,7 @@ import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
+import type { RetentionPhaseResult } from './phases/retention.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
 import type { WebhookPhaseResult } from './phases/webhook-delivery.js';
@@ -36,6 +37,7 @@ export interface Figures {
   list?: ListPhaseResult;
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
+  retention?: RetentionPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -267,6 +269,37 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ),
       target: '>= 0.8',
       result: target("fairness: A's drain shared ÷ alone", share, '>= 0.8', share >= 0.8),
+    });
+  }
+
+  if (f.retention) {
+    const r = f.retention;
+    const clean = r.baseline.errors === 0 && r.during.errors === 0;
+    rows.push({
+      measure: `retention: B create p50 / p99 ms at ${r.rate}/s while A's ${r.runs} expired runs are deleted (vs no deletion)`,
+      service: `${fmt(r.during.latency.p50)} / ${fmt(r.during.latency.p99)}`,
+      baseline: `${fmt(r.baseline.latency.p50)} / ${fmt(r.baseline.latency.p99)}`,
+      ratio: fmt(ratio(r.during.latency.p99, r.baseline.latency.p99), 2),
+      target: 'p99 <= 50, no errors',
+      result: target(
+        'retention: create p99 ms during deletion',
+        r.during.latency.p99,
+        '<= 50',
+        r.during.latency.p99 <= 50 && clean,
+      ),
+    });
+    rows.push({
+      measure: `retention: runs deleted/s (batch ${r.batch}, pause ${r.pauseMs} ms; peak over 1 s)`,
+      service: `${fmt(r.deletedPerSecond, 0)} (${fmt(r.peakPerSecond, 0)})`,
+      baseline: '',
+      ratio: '',
+      target: 'all gone',
+      result: target(
+        'retention: runs and events left',
+        r.runsLeft + r.eventsLeft,
+        '= 0',
+        r.runsLeft + r.eventsLeft === 0,
+      ),
     });
   }
 

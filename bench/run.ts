@@ -6,8 +6,8 @@
 // The pg-boss peer runs on its own database (wrs_bench_peer_<pid>) on the local PostgreSQL;
 // where none answers, the peer's figures are left out with a note.
 //
-// Options: --quick (about a minute, smaller sizes), --only=create,worker,e2e,list,webhooks,fairness
-// (some phases),
+// Options: --quick (about a minute, smaller sizes),
+// --only=create,worker,e2e,list,webhooks,fairness,retention (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -37,6 +37,7 @@ import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
+import { measureRetention } from './phases/retention.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
 import {
@@ -61,8 +62,9 @@ const keepLogs =
   process.argv.includes('--keep-logs') ||
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
-const runs = (phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness') =>
-  only.size === 0 || only.has(phase);
+const runs = (
+  phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness' | 'retention',
+) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
 const elapsed = () => round((Date.now() - began) / 1000, 1);
@@ -145,8 +147,11 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const hooked = await createTenant(db, 'Bench webhook organization');
     const backlogged = await createTenant(db, 'Bench organization A (backlog)');
     const steady = await createTenant(db, 'Bench organization B (steady)');
+    const expiring = await createTenant(db, 'Bench organization A (retention)');
+    const creating = await createTenant(db, 'Bench organization B (creates)');
     tenantKeyIds.push(
       ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
+      ...[expiring, creating].map((t) => t.keyId),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -314,6 +319,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after fairness phase');
+    }
+    if (runs('retention')) {
+      log(
+        `\n[retention] deleting ${settings.retentionRuns} expired runs of organization A, organization B creating ${settings.retentionCreateRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('retention phase');
+      figures.retention = await measureRetention({
+        settings,
+        db,
+        a: expiring,
+        b: creating,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after retention phase');
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

@@ -44,6 +44,11 @@ export interface BenchSettings {
   /** Organization B's creates per second, and seconds of them alone, in the fairness phase. */
   fairnessRate: number;
   fairnessSeconds: number;
+  /** Finished, expired runs of the organization whose retention the retention phase sets. */
+  retentionRuns: number;
+  /** Another organization's creates per second meanwhile, and seconds of them alone. */
+  retentionCreateRate: number;
+  retentionBaselineSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -67,6 +72,9 @@ export const FULL: BenchSettings = {
   fairnessBacklog: 100_000,
   fairnessRate: 50,
   fairnessSeconds: 10,
+  retentionRuns: 1_000_000,
+  retentionCreateRate: 200,
+  retentionBaselineSeconds: 10,
 };
 
 export const QUICK: BenchSettings = {
@@ -90,6 +98,9 @@ export const QUICK: BenchSettings = {
   fairnessBacklog: 20_000,
   fairnessRate: 50,
   fairnessSeconds: 4,
+  retentionRuns: 50_000,
+  retentionCreateRate: 200,
+  retentionBaselineSeconds: 5,
 };
 
 const mysqlBase = new URL(
