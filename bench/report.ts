@@ -8,6 +8,7 @@ import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
+import type { RetentionPhaseResult } from './phases/retention.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
 import type { WebhookPhaseResult } from './phases/webhook-delivery.js';
@@ -40,6 +41,7 @@ export interface Figures {
   fairness?: FairnessResult;
   bulk?: BulkPhaseResult;
   stream?: StreamResult;
+  retention?: RetentionPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -323,6 +325,37 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         b.during.latency.p99,
         '<= 50',
         b.during.latency.p99 <= 50 && clean,
+      ),
+    });
+  }
+
+  if (f.retention) {
+    const r = f.retention;
+    const clean = r.baseline.errors === 0 && r.during.errors === 0;
+    rows.push({
+      measure: `retention: B create p50 / p99 ms at ${r.rate}/s while A's ${r.runs} expired runs are deleted (vs no deletion)`,
+      service: `${fmt(r.during.latency.p50)} / ${fmt(r.during.latency.p99)}`,
+      baseline: `${fmt(r.baseline.latency.p50)} / ${fmt(r.baseline.latency.p99)}`,
+      ratio: fmt(ratio(r.during.latency.p99, r.baseline.latency.p99), 2),
+      target: 'p99 <= 50, no errors',
+      result: target(
+        'retention: create p99 ms during deletion',
+        r.during.latency.p99,
+        '<= 50',
+        r.during.latency.p99 <= 50 && clean,
+      ),
+    });
+    rows.push({
+      measure: `retention: runs deleted/s (batch ${r.batch}, pause ${r.pauseMs} ms; peak over 1 s)`,
+      service: `${fmt(r.deletedPerSecond, 0)} (${fmt(r.peakPerSecond, 0)})`,
+      baseline: '',
+      ratio: '',
+      target: 'all gone',
+      result: target(
+        'retention: runs and events left',
+        r.runsLeft + r.eventsLeft,
+        '= 0',
+        r.runsLeft + r.eventsLeft === 0,
       ),
     });
   }

@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,list,webhooks,fairness,bulk,stream (some phases),
+// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -38,6 +38,7 @@ import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureBulk } from './phases/bulk.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
+import { measureRetention } from './phases/retention.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
 import { measureStream } from './phases/event-stream.js';
@@ -64,7 +65,16 @@ const keepLogs =
   API_NODE_ARGS.length > 0 ||
   Boolean(process.env.BENCH_WORKER_NODE_ARGS);
 const runs = (
-  phase: 'create' | 'worker' | 'e2e' | 'list' | 'webhooks' | 'fairness' | 'bulk' | 'stream',
+  phase:
+    | 'create'
+    | 'worker'
+    | 'e2e'
+    | 'list'
+    | 'webhooks'
+    | 'fairness'
+    | 'bulk'
+    | 'retention'
+    | 'stream',
 ) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -150,10 +160,11 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const steady = await createTenant(db, 'Bench organization B (steady)');
     const cancelled = await createTenant(db, 'Bench organization X (bulk cancel)');
     const creating = await createTenant(db, 'Bench organization Y (creates)');
+    const expiring = await createTenant(db, 'Bench organization A (retention)');
+    const retentionCreating = await createTenant(db, 'Bench organization B (creates)');
     tenantKeyIds.push(
-      ...[tenant, workerTenant, small, big, hooked, backlogged, steady, cancelled, creating].map(
-        (t) => t.keyId,
-      ),
+      ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
+      ...[cancelled, creating, expiring, retentionCreating].map((t) => t.keyId),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -337,6 +348,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after bulk phase');
+    }
+    if (runs('retention')) {
+      log(
+        `\n[retention] deleting ${settings.retentionRuns} expired runs of organization A, organization B creating ${settings.retentionCreateRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('retention phase');
+      figures.retention = await measureRetention({
+        settings,
+        db,
+        a: expiring,
+        b: retentionCreating,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after retention phase');
     }
     if (runs('stream')) {
       const seconds = settings.mode === 'quick' ? 5 : 15;

@@ -1,12 +1,16 @@
-// The list benchmark's data: an organization's runs written in bulk. One run is made and
-// stored the way the service does it (created, then started), and the database copies it
-// in chunks with INSERT ... SELECT over MariaDB's sequence tables, each copy with its own id.
-// A few columns vary with the copy's number, so that the filters have minorities to find,
-// spread evenly through the organization's runs (see SEEDED_FILTERS).
+// The list and retention benchmarks' data: an organization's runs written in bulk. One run is
+// made and stored the way the service does it, and the database copies it in chunks with
+// INSERT ... SELECT over MariaDB's sequence tables, each copy with its own id.
+// - seedRuns (list): started runs; a few columns vary with the copy's number, so that the
+//   filters have minorities to find, spread evenly through the organization's runs (see
+//   SEEDED_FILTERS).
+// - seedFinishedRuns (retention): completed runs, finished at a given time in the past, each
+//   with the history a completed run has (its run_events rows, copied with it).
 import { SYSTEM } from '../src/audit/actor.js';
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
-import { applyPending, newRun } from '../src/runs/run-state.js';
+import type { RunRecord } from '../src/runs/run-record.js';
+import { applyPending, newRun, requestStepCompletion } from '../src/runs/run-state.js';
 import { INSERT_COLUMNS } from '../src/runs/run-columns.js';
 import { insertRuns } from './insert-runs.js';
 import { INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from './fixtures.js';
@@ -46,20 +50,7 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
     now,
   );
   await insertRuns(db, [prototype]);
-  // Copies get UUIDv7-shaped ids: this organization's random prefix, then a counter, so
-  // they are unique and arrive in index order like the service's time-ordered ids.
-  const idPrefix = newId().slice(0, 24);
-  for (let done = 1; done < count; done += CHUNK) {
-    const size = Math.min(CHUNK, count - done);
-    await db.raw(
-      `INSERT INTO workflow_runs (id, ${COLUMNS.join(', ')})
-       SELECT CONCAT(?, LPAD(HEX(s.seq), 12, '0')), ${COLUMNS.map((c) => VARIED[c] ?? `r.${c}`).join(', ')}
-       FROM workflow_runs r JOIN seq_${done}_to_${done + size - 1} s
-       WHERE r.id = ?
-       ORDER BY s.seq`,
-      [idPrefix, prototype.id],
-    );
-  }
+  await copyRun(db, prototype.id, count - 1, VARIED, false);
   // The seeded label: a run_labels row per labelled run, as a create with labels writes it.
   await db.raw(
     'INSERT INTO run_labels (organization_id, label_key, label_value, run_seq, run_id) ' +
@@ -73,5 +64,86 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
       SEEDED_LABEL.remainder,
     ],
   );
+  return (Date.now() - started) / 1000;
+}
+
+/**
+ * Copies the stored run `count` times, in chunks (a chunk's runs, then with `events` their
+ * history, copied from the run's own run_events rows). Copies get UUIDv7-shaped ids: a random
+ * prefix, then a counter, so they are unique and arrive in index order like the service's
+ * time-ordered ids.
+ */
+async function copyRun(
+  db: Db,
+  prototypeId: string,
+  count: number,
+  varied: Partial<Record<(typeof COLUMNS)[number], string>>,
+  events: boolean,
+): Promise<void> {
+  const idPrefix = newId().slice(0, 24);
+  const copyId = "CONCAT(?, LPAD(HEX(s.seq), 12, '0'))";
+  for (let from = 1; from <= count; from += CHUNK) {
+    const to = Math.min(count, from + CHUNK - 1);
+    await db.raw(
+      `INSERT INTO workflow_runs (id, ${COLUMNS.join(', ')})
+       SELECT ${copyId}, ${COLUMNS.map((c) => varied[c] ?? `r.${c}`).join(', ')}
+       FROM workflow_runs r JOIN seq_${from}_to_${to} s
+       WHERE r.id = ?
+       ORDER BY s.seq`,
+      [idPrefix, prototypeId],
+    );
+    if (!events) continue;
+    await db.raw(
+      `INSERT INTO run_events (run_id, organization_id, seq, type, at, data, actor, dispatched)
+       SELECT ${copyId}, e.organization_id, e.seq, e.type, e.at, e.data, e.actor, e.dispatched
+       FROM run_events e JOIN seq_${from}_to_${to} s
+       WHERE e.run_id = ?
+       ORDER BY s.seq, e.seq`,
+      [idPrefix, prototypeId],
+    );
+  }
+}
+
+/** Values for each input of the page (what a user would fill in). */
+const filled = (run: RunRecord, step: number) =>
+  Object.fromEntries(
+    (run.document.template.pages[step]?.inputFields ?? []).map((f) => [f.inputId, 'bench']),
+  );
+
+/**
+ * Gives the organization `count` completed runs that finished at `finishedAt`, each with the
+ * history of a run that went through every step (created, started, each step completed,
+ * completed), already dispatched (owed to no webhook). Returns the seconds it took.
+ */
+export async function seedFinishedRuns(
+  db: Db,
+  tenant: Tenant,
+  count: number,
+  finishedAt: Date,
+): Promise<number> {
+  const started = Date.now();
+  let run = applyPending(
+    newRun(
+      newId(),
+      tenant.orgId,
+      tenant.template,
+      INPUT_FIELDS,
+      USER_ASSIGNMENTS,
+      finishedAt,
+      SYSTEM,
+    ),
+    finishedAt,
+  );
+  while (run.status === 'active' && run.document.current_step !== null) {
+    const step = run.document.current_step;
+    run = applyPending(
+      requestStepCompletion(run, filled(run, step), finishedAt, SYSTEM),
+      finishedAt,
+    );
+  }
+  if (run.status !== 'completed') throw new Error(`seed: the prototype run is ${run.status}`);
+  await insertRuns(db, [run]);
+  await db('run_events').where({ run_id: run.id }).update({ dispatched: true });
+  await copyRun(db, run.id, count - 1, {}, true);
   return (Date.now() - started) / 1000;
 }

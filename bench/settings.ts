@@ -49,6 +49,11 @@ export interface BenchSettings {
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
   bulkCreateRate: number;
   bulkBaselineSeconds: number;
+  /** Finished, expired runs of the organization whose retention the retention phase sets. */
+  retentionRuns: number;
+  /** Another organization's creates per second meanwhile, and seconds of them alone. */
+  retentionCreateRate: number;
+  retentionBaselineSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -75,6 +80,9 @@ export const FULL: BenchSettings = {
   bulkRuns: 100_000,
   bulkCreateRate: 200,
   bulkBaselineSeconds: 10,
+  retentionRuns: 1_000_000,
+  retentionCreateRate: 200,
+  retentionBaselineSeconds: 10,
 };
 
 export const QUICK: BenchSettings = {
@@ -101,6 +109,9 @@ export const QUICK: BenchSettings = {
   bulkRuns: 20_000,
   bulkCreateRate: 200,
   bulkBaselineSeconds: 5,
+  retentionRuns: 50_000,
+  retentionCreateRate: 200,
+  retentionBaselineSeconds: 5,
 };
 
 const mysqlBase = new URL(
