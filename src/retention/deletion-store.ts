@@ -57,6 +57,13 @@ async function removeRuns(query: TxQuery, organizationId: string, ids: string[])
       WHERE k.organization_id = ? AND k.run_id IN (?)`,
     [organizationId, ids],
   );
+  // Labels are the caller's own identifiers (a customer, an order): they go with the run.
+  await query(
+    `DELETE l FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique)
+      STRAIGHT_JOIN run_labels l FORCE INDEX (run_labels_run_seq) ON l.run_seq = r.seq
+      WHERE r.id IN (?)`,
+    [ids],
+  );
   await query(
     'DELETE r FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) WHERE r.id IN (?)',
     [ids],
@@ -174,24 +181,29 @@ export class RunDeletionStore {
   /**
    * Deletes up to `limit` entries of the organization's delivery log (sent or failed: never
    * one still owed) and up to `limit` of its audit entries made before `before`; returns how
-   * many of each. The logs follow the runs' retention.
+   * many of each, and whether more may be due. The logs follow the runs' retention.
    */
   async purgeLogs(
     organizationId: string,
     before: Date,
     limit: number,
-  ): Promise<{ deliveries: number; auditEntries: number }> {
+  ): Promise<{ deliveries: number; auditEntries: number; more: boolean }> {
     return writeTransaction(
       this.db,
       this.writeTimeoutMs,
       async (query) => {
-        const rows = (await query(
-          `SELECT id FROM webhook_deliveries FORCE INDEX (webhook_deliveries_org_seq)
-            WHERE organization_id = ? AND status <> 'pending' AND created_at < ?
-            ORDER BY seq LIMIT ?`,
-          [organizationId, before, limit],
-        )) as unknown as Rows<{ id: string }>;
-        const ids = rows.map((r) => r.id);
+        // Each log is read oldest first, `limit` entries at most, and only up to its first entry
+        // as new as the cutoff: entries are written in time order, so what follows is newer.
+        // Without that bound, a pass with nothing left to purge would read the organization's
+        // whole log looking for old entries.
+        const deliveries = (await query(
+          `SELECT id, status, created_at FROM webhook_deliveries FORCE INDEX (webhook_deliveries_org_seq)
+            WHERE organization_id = ? ORDER BY seq LIMIT ?`,
+          [organizationId, limit],
+        )) as unknown as Rows<{ id: string; status: string; created_at: Date }>;
+        const oldDeliveries = oldest(deliveries, (d) => d.created_at, before);
+        // A delivery still owed stays, however old: it is not yet a log entry.
+        const ids = oldDeliveries.filter((d) => d.status !== 'pending').map((d) => d.id);
         if (ids.length > 0) {
           await query(
             'DELETE a FROM webhook_attempts a FORCE INDEX (webhook_attempts_delivery) WHERE a.delivery_id IN (?)',
@@ -199,13 +211,30 @@ export class RunDeletionStore {
           );
           await query('DELETE FROM webhook_deliveries WHERE id IN (?)', [ids]);
         }
-        const audit = await query(
-          'DELETE FROM audit_log WHERE organization_id = ? AND at < ? ORDER BY seq LIMIT ?',
-          [organizationId, before, limit],
-        );
-        return { deliveries: ids.length, auditEntries: audit.affectedRows };
+        const entries = (await query(
+          `SELECT seq, at FROM audit_log FORCE INDEX (audit_log_org_seq)
+            WHERE organization_id = ? ORDER BY seq LIMIT ?`,
+          [organizationId, limit],
+        )) as unknown as Rows<{ seq: number; at: Date }>;
+        const oldEntries = oldest(entries, (e) => e.at, before);
+        if (oldEntries.length > 0) {
+          await query('DELETE FROM audit_log WHERE seq IN (?)', [oldEntries.map((e) => e.seq)]);
+        }
+        return {
+          deliveries: ids.length,
+          auditEntries: oldEntries.length,
+          // More may be due where a log's whole read was old (a delivery still owed at the
+          // front of the log is read again next time, and is never purged while owed).
+          more: (oldDeliveries.length === limit && ids.length > 0) || oldEntries.length === limit,
+        };
       },
       { readCommitted: true },
     );
   }
+}
+
+/** The leading entries older than `before`, up to the first that is not. */
+function oldest<T>(rows: readonly T[], at: (row: T) => Date, before: Date): T[] {
+  const end = rows.findIndex((row) => at(row).getTime() >= before.getTime());
+  return end === -1 ? [...rows] : rows.slice(0, end);
 }

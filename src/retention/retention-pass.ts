@@ -48,7 +48,7 @@ export class RetentionPass {
         const purged = await this.deletions.purgeLogs(organizationId, before, batch);
         done.deliveries += purged.deliveries;
         done.auditEntries += purged.auditEntries;
-        if (purged.deliveries < batch && purged.auditEntries < batch) break;
+        if (!purged.more) break;
         if (pauseMs > 0) await sleep(pauseMs);
       }
     }
