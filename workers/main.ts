@@ -138,14 +138,15 @@ const workers = JOB_KIND_NAMES.map((name) => {
 });
 
 const reconciler = new Reconciler(
-  store,
-  queues.get('applyRuns'),
+  {
+    runs: { store, jobs: queues.get('applyRuns') },
+    idempotencyKeys: new IdempotencyStore(db),
+    deliveries: { store: deliveries, jobs: deliveryJobs },
+    apiKeys: new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),
+    bulkActions: { store: bulkActions, jobs: queues.get('bulkAction') },
+  },
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
-  new IdempotencyStore(db),
-  { store: deliveries, jobs: deliveryJobs },
-  new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),
-  { store: bulkActions, jobs: queues.get('bulkAction') },
 );
 reconciler.start();
 dispatcher.start();

@@ -26,19 +26,37 @@ import type { RunStore } from '../src/runs/run-store.js';
 import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { webhookReenqueued } from '../src/metrics/metrics.js';
 
+/** What the reconciler sweeps. */
+export interface ReconcilerSweeps {
+  runs: { store: RunStore; jobs: RunJobs };
+  idempotencyKeys: IdempotencyStore;
+  deliveries: { store: DeliveryStore; jobs: DeliveryJobs };
+  apiKeys: Pick<KeyStore, 'recordExpiries'>;
+  bulkActions: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs };
+}
+
 export class Reconciler {
   private readonly loop: Periodic;
 
+  private readonly store: RunStore;
+  private readonly runJobs: RunJobs;
+  private readonly keys: IdempotencyStore;
+  private readonly webhooks: { store: DeliveryStore; jobs: DeliveryJobs };
+  private readonly apiKeys: Pick<KeyStore, 'recordExpiries'>;
+  private readonly bulkActions: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs };
+
   constructor(
-    private readonly store: RunStore,
-    private readonly runJobs: RunJobs,
+    /** What it sweeps: each store MySQL answers from, and the queue it enqueues on. */
+    sweeps: ReconcilerSweeps,
     private readonly options: { intervalMs: number; afterMs: number; batch?: number },
     private readonly log: Logger,
-    private readonly keys?: IdempotencyStore,
-    private readonly webhooks?: { store: DeliveryStore; jobs: DeliveryJobs },
-    private readonly apiKeys?: Pick<KeyStore, 'recordExpiries'>,
-    private readonly bulkActions?: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs },
   ) {
+    this.store = sweeps.runs.store;
+    this.runJobs = sweeps.runs.jobs;
+    this.keys = sweeps.idempotencyKeys;
+    this.webhooks = sweeps.deliveries;
+    this.apiKeys = sweeps.apiKeys;
+    this.bulkActions = sweeps.bulkActions;
     this.loop = new Periodic(() => this.reconcileOnce(), {
       intervalMs: options.intervalMs,
       onError: (err) => log.warn('reconcile pass failed', { err }),
@@ -60,7 +78,7 @@ export class Reconciler {
       (await this.reenqueueUnapplied()) +
       (await this.markPastDue()) +
       (await this.reenqueueDeliveries());
-    await this.keys?.deleteExpired();
+    await this.keys.deleteExpired();
     await this.recordKeyExpiries();
     await this.offerBulkActions();
     return done;
@@ -71,14 +89,12 @@ export class Reconciler {
    * where Redis has none (lost, or its worker stopped between batches).
    */
   private async offerBulkActions(): Promise<void> {
-    if (!this.bulkActions) return;
     const running = await this.bulkActions.store.running(this.options.batch ?? 1000);
     if (running.length > 0) await this.bulkActions.jobs.enqueue(running);
   }
 
   /** Keys past their expiry, recorded once each; a few bounded batches a pass. */
   private async recordKeyExpiries(): Promise<number> {
-    if (!this.apiKeys) return 0;
     const batch = this.options.batch ?? 1000;
     let recorded = 0;
     for (let round = 0; round < 10; round++) {
@@ -104,7 +120,6 @@ export class Reconciler {
 
   /** Deliveries owed since more than afterMs ago: their job was lost, or never made. */
   private async reenqueueDeliveries(): Promise<number> {
-    if (!this.webhooks) return 0;
     const now = Date.now();
     const owed = await this.webhooks.store.owed(
       new Date(now - this.options.afterMs),
