@@ -12,24 +12,17 @@
 //   - the result: matched = done = N, nothing skipped, exactly N run.cancelled events, one per run.
 // The action's progress is read every 500 ms: reading it is not free, and the worker shares
 // the cores with the bench.
-import { performance } from 'node:perf_hooks';
 import { SYSTEM } from '../../src/audit/actor.js';
 import type { Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
 import { INSERT_COLUMNS } from '../../src/runs/run-columns.js';
 import { applyPending, newRun } from '../../src/runs/run-state.js';
-import {
-  clearQueue,
-  clearRuns,
-  createBody,
-  INPUT_FIELDS,
-  USER_ASSIGNMENTS,
-  type Tenant,
-} from '../fixtures.js';
+import { clearQueue, clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
 import { insertRuns } from '../insert-runs.js';
 import { sleep, startScript, type BenchProcess } from '../processes.js';
+import { pacedCreates, type CreateRound } from '../paced-creates.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
-import { round, summarize, type LatencySummary } from '../stats.js';
+import { round } from '../stats.js';
 
 /** The label every seeded run of X carries, and the filter of the bulk cancel. */
 const LABEL = { key: 'bench', value: 'bulk' } as const;
@@ -38,14 +31,6 @@ const POLL_MS = 500;
 const SEED_CHUNK = 100_000;
 
 /** Y's creates in one round: how many were answered 200, and how long each answer took. */
-export interface CreateRound {
-  sent: number;
-  created: number;
-  errors: number;
-  seconds: number;
-  latency: LatencySummary;
-}
-
 export interface BulkPhaseResult {
   runs: number;
   rate: number;
@@ -116,52 +101,6 @@ async function seedLabelled(db: Db, tenant: Tenant, count: number): Promise<numb
     throw new Error(`bulk: seeded ${rows[0]?.n} labelled runs, not ${count}`);
   }
   return (Date.now() - began) / 1000;
-}
-
-/**
- * Y's creates at `rate` per second, open loop, until `stop()` says so (checked before each
- * send) or `maxSeconds` have passed; each answer's time measured from its send.
- */
-async function pacedCreates(
-  apiUrl: string,
-  tenant: Tenant,
-  rate: number,
-  stop: () => boolean,
-  maxSeconds: number,
-): Promise<CreateRound> {
-  const body = createBody(tenant);
-  const latencies: number[] = [];
-  let errors = 0;
-  const sends: Array<Promise<void>> = [];
-  const began = Date.now();
-  for (let i = 0; !stop() && i < rate * maxSeconds; i++) {
-    const due = began + (i * 1000) / rate;
-    if (due > Date.now()) await sleep(due - Date.now());
-    const sent = performance.now();
-    sends.push(
-      fetch(`${apiUrl}/create-workflow-run`, {
-        method: 'POST',
-        headers: { authorization: tenant.key, 'content-type': 'application/json' },
-        body,
-      }).then(
-        async (res) => {
-          const answer = (await res.json()) as { id?: string };
-          if (res.status === 200 && answer.id) latencies.push(performance.now() - sent);
-          else errors++;
-        },
-        () => void errors++,
-      ),
-    );
-  }
-  const seconds = (Date.now() - began) / 1000;
-  await Promise.all(sends);
-  return {
-    sent: sends.length,
-    created: latencies.length,
-    errors,
-    seconds: round(seconds, 1),
-    latency: summarize(latencies),
-  };
 }
 
 async function call<T>(

@@ -12,7 +12,8 @@
 // of them is made while A's backlog is still there.
 import type { Db } from '../../src/db.js';
 import { countPending, seedBacklog } from '../backlog.js';
-import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
+import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
+import { pacedCreates } from '../paced-creates.js';
 import { sleep, startScript, type BenchProcess } from '../processes.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round, summarize, type LatencySummary } from '../stats.js';
@@ -48,30 +49,7 @@ async function paced(
   rate: number,
   seconds: number,
 ): Promise<PacedRuns> {
-  const body = createBody(b);
-  const ids: string[] = [];
-  let errors = 0;
-  const sends: Array<Promise<void>> = [];
-  const began = Date.now();
-  for (let i = 0; i < rate * seconds; i++) {
-    const due = began + (i * 1000) / rate;
-    if (due > Date.now()) await sleep(due - Date.now());
-    sends.push(
-      fetch(`${apiUrl}/create-workflow-run`, {
-        method: 'POST',
-        headers: { authorization: b.key, 'content-type': 'application/json' },
-        body,
-      }).then(
-        async (res) => {
-          const answer = (await res.json()) as { id?: string };
-          if (res.status === 200 && answer.id) ids.push(answer.id);
-          else errors++;
-        },
-        () => void errors++,
-      ),
-    );
-  }
-  await Promise.all(sends);
+  const { ids, errors } = await pacedCreates(apiUrl, b, rate, () => false, seconds);
   const deadline = Date.now() + 120_000;
   while ((await countPending(db, b.orgId)) > 0) {
     if (Date.now() > deadline) throw new Error("fairness: B's runs still pending after 120 s");

@@ -15,11 +15,12 @@
 // otherwise share the cores with). At the end A must have no runs and no events left.
 import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db.js';
-import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
+import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
 import { sleep, startScript, type BenchProcess } from '../processes.js';
 import { seedFinishedRuns } from '../seed-runs.js';
+import { pacedCreates, type CreateRound } from '../paced-creates.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
-import { round, summarize, type LatencySummary } from '../stats.js';
+import { round } from '../stats.js';
 
 const DAY_MS = 86_400_000;
 /** How often the worker asks for a retention pass: a pass starts soon after the setting. */
@@ -28,14 +29,6 @@ const POLL_MS = 1000;
 const DELETE_DEADLINE_MS = 900_000;
 
 /** B's creates in one round: how many were answered 200, and how long each answer took. */
-export interface CreateRound {
-  sent: number;
-  created: number;
-  errors: number;
-  seconds: number;
-  latency: LatencySummary;
-}
-
 export interface RetentionPhaseResult {
   /** A's seeded runs, and their events. */
   runs: number;
@@ -57,52 +50,6 @@ export interface RetentionPhaseResult {
   eventsLeft: number;
   baseline: CreateRound;
   during: CreateRound;
-}
-
-/**
- * B's creates at `rate` per second, open loop, until `stop()` says so (checked before each
- * send) or `maxSeconds` have passed; each answer's time measured from its send.
- */
-async function pacedCreates(
-  apiUrl: string,
-  tenant: Tenant,
-  rate: number,
-  stop: () => boolean,
-  maxSeconds: number,
-): Promise<CreateRound> {
-  const body = createBody(tenant);
-  const latencies: number[] = [];
-  let errors = 0;
-  const sends: Array<Promise<void>> = [];
-  const began = Date.now();
-  for (let i = 0; !stop() && i < rate * maxSeconds; i++) {
-    const due = began + (i * 1000) / rate;
-    if (due > Date.now()) await sleep(due - Date.now());
-    const sent = performance.now();
-    sends.push(
-      fetch(`${apiUrl}/create-workflow-run`, {
-        method: 'POST',
-        headers: { authorization: tenant.key, 'content-type': 'application/json' },
-        body,
-      }).then(
-        async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 200) latencies.push(performance.now() - sent);
-          else errors++;
-        },
-        () => void errors++,
-      ),
-    );
-  }
-  const seconds = (Date.now() - began) / 1000;
-  await Promise.all(sends);
-  return {
-    sent: sends.length,
-    created: latencies.length,
-    errors,
-    seconds: round(seconds, 1),
-    latency: summarize(latencies),
-  };
 }
 
 async function count(db: Db, table: 'workflow_runs' | 'run_events', orgId: string) {
