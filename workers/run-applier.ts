@@ -7,7 +7,7 @@ import { countChange } from '../src/metrics/metrics.js';
 import { Batcher } from '../src/lib/batcher.js';
 import { applyPending } from '../src/runs/run-state.js';
 import { hasPendingChange, RunStateError, type RunRecord } from '../src/runs/run-record.js';
-import { fromRow } from '../src/runs/run-columns.js';
+import { fromRow, type RunRow } from '../src/runs/run-columns.js';
 import type { AppliedChange } from '../src/runs/run-sql.js';
 import type { RunStore } from '../src/runs/run-store.js';
 
@@ -15,6 +15,12 @@ import type { RunStore } from '../src/runs/run-store.js';
 export const APPLY_BATCH = 250;
 /** The applier's transactions in flight at once. */
 export const APPLY_IN_FLIGHT = 2;
+
+/** A run to apply, with its row when the caller has it. */
+interface ToApply {
+  id: string;
+  row?: RunRow;
+}
 
 export type ApplyOutcome = 'applied' | 'nothing-owed' | 'missing';
 
@@ -30,28 +36,36 @@ export class RunApplyError extends Error {
 }
 
 export class RunApplier {
-  private readonly batcher: Batcher<string, ApplyOutcome>;
+  private readonly batcher: Batcher<ToApply, ApplyOutcome>;
 
   constructor(
     private readonly store: RunStore,
     /** Told of the runs whose change was stored, after the commit (due timers, webhooks); never throws. */
     private readonly onApplied: (runs: RunRecord[]) => Promise<void> = async () => undefined,
   ) {
-    this.batcher = new Batcher((ids) => this.applyBatch(ids), {
+    this.batcher = new Batcher((items) => this.applyBatch(items), {
       maxBatch: APPLY_BATCH,
       maxInFlight: APPLY_IN_FLIGHT,
     });
   }
 
-  apply(runId: string): Promise<ApplyOutcome> {
-    return this.batcher.submit(runId);
+  /**
+   * Applies the run's waiting change. `row`, when the caller has just read it (a turn reads its
+   * runs' rows), spares the batch reading it again; the guarded write checks it as it would
+   * one the batch read.
+   */
+  apply(runId: string, row?: RunRow): Promise<ApplyOutcome> {
+    return this.batcher.submit({ id: runId, row });
   }
 
-  private async applyBatch(ids: string[]): Promise<Array<ApplyOutcome | Error>> {
+  private async applyBatch(items: ToApply[]): Promise<Array<ApplyOutcome | Error>> {
+    const ids = items.map((item) => item.id);
     const unique = [...new Set(ids)];
-    const rows = await this.store.findRowsByIds(unique);
-    const pagesOf = await this.store.templatesFor(rows);
-    const byId = new Map(rows.map((row) => [row.id, row]));
+    const byId = new Map<string, RunRow>();
+    for (const { id, row } of items) if (row) byId.set(id, row);
+    const unread = unique.filter((id) => !byId.has(id));
+    for (const row of await this.store.findRowsByIds(unread)) byId.set(row.id, row);
+    const pagesOf = await this.store.templatesFor([...byId.values()]);
     const outcomes = new Map<string, ApplyOutcome | Error>();
     const changes: AppliedChange[] = [];
     const now = new Date();

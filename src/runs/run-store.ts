@@ -181,18 +181,19 @@ export class RunStore {
 
   /**
    * The organization's owed runs (a change stored, not yet applied), longest waiting first: one
-   * turn's work. A range scan of (organization_id, pending_since) that starts at the first owed
-   * run, so it reads `limit` entries however many runs the organization has.
+   * turn's work, read whole so that the applier need not read them again. A range scan of
+   * (organization_id, pending_since) that starts at the first owed run, so it reads `limit`
+   * entries however many runs the organization has.
    */
-  async owedRunIds(organizationId: string, limit: number): Promise<string[]> {
+  async owedRuns(organizationId: string, limit: number): Promise<RunRow[]> {
     // FORCE INDEX: otherwise MariaDB may read the index by organization alone ("ref") and step
     // over every run of the organization that owes nothing (NULL sorts first) to find the owed.
     const [rows] = (await this.db.raw(
-      'SELECT id FROM workflow_runs FORCE INDEX (workflow_runs_org_pending) ' +
+      'SELECT * FROM workflow_runs FORCE INDEX (workflow_runs_org_pending) ' +
         'WHERE organization_id = ? AND pending_since IS NOT NULL ORDER BY pending_since LIMIT ?',
       [organizationId, limit],
-    )) as [Array<{ id: string }>];
-    return rows.map((row) => row.id);
+    )) as [RunRow[]];
+    return rows;
   }
 
   /**

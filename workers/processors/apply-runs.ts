@@ -33,11 +33,12 @@ export function applyRunsProcessor(deps: {
     const organizationId = job.data?.organizationId;
     // A job of another shape (an older version's): the reconciler finds what it meant in MySQL.
     if (typeof organizationId !== 'string') return { runs: 0 };
-    const runIds = await store.owedRunIds(organizationId, turnRuns);
+    const rows = await store.owedRuns(organizationId, turnRuns);
     // More may be owed: the next turn is asked for now, and queued when this one ends.
-    if (runIds.length === turnRuns) await jobs.enqueue([organizationId]);
+    if (rows.length === turnRuns) await jobs.enqueue([organizationId]);
 
-    const results = await Promise.allSettled(runIds.map((id) => applier.apply(id)));
+    const runIds = rows.map((row) => row.id);
+    const results = await Promise.allSettled(rows.map((row) => applier.apply(row.id, row)));
     let failed = 0;
     let owed: unknown;
     for (const [i, result] of results.entries()) {
