@@ -18,7 +18,8 @@ export interface RunFilter {
   labels?: LabelMatch[];
 }
 
-const SUMMARY_COLUMNS = [
+/** What a list (or anything showing run summaries) reads of a run. */
+export const SUMMARY_COLUMNS = [
   'seq',
   'id',
   'workflow_name',

@@ -10,7 +10,7 @@ import {
   type RunEventTableRow,
   type RunEventType,
 } from '../runs/run-events.js';
-import type { RunSummaryRow } from '../runs/run-list.js';
+import { SUMMARY_COLUMNS, type RunSummaryRow } from '../runs/run-list.js';
 import { toSummary } from '../runs/run-views.js';
 
 /** A gap of ids: every id strictly between `after` and `before` is missing. */
@@ -135,16 +135,7 @@ export class StreamStore {
   async currentSummaries(runIds: readonly string[]): Promise<Map<string, RunSummary>> {
     if (runIds.length === 0) return new Map();
     const rows = (await this.db('workflow_runs')
-      .select(
-        'seq',
-        'id',
-        'workflow_name',
-        'status',
-        'current_step_name',
-        'current_step_assignee',
-        'current_step_due_date',
-        'last_activity',
-      )
+      .select(...SUMMARY_COLUMNS)
       .whereIn('id', [...runIds])) as RunSummaryRow[];
     return new Map(rows.map((row) => [row.id, toSummary(row)]));
   }
