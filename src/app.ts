@@ -34,6 +34,7 @@ import type { TemplateService } from './templates/template-service.js';
 import { mountRoutes, type Route } from './http/contract.js';
 import { openApiDocument } from './http/openapi.js';
 import { docsRoutes } from './http/docs-routes.js';
+import { consoleRoutes } from './http/console-routes.js';
 import { operatorBoard } from './http/operator-board.js';
 import type { Queue } from 'bullmq';
 import { runSchemas } from './runs/run-schemas.js';
@@ -142,6 +143,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ctx.body = document;
   });
   docsRoutes(router);
+  consoleRoutes(router, config.basePath);
 
   app.use(inOrderPerConnection());
   app.use(requestContext(deps.log, deps.isShuttingDown));

@@ -1,5 +1,6 @@
 // The API keys' endpoints, each stating its contract (http/contract.ts); handlers only translate
-// between HTTP and the key service. Every one needs keys:manage.
+// between HTTP and the key service. Every one needs keys:manage, but the calling key's own
+// description, which any key may read (a client learns what it may do before offering it).
 import { defineRoute, pageResponse, type Route } from '../http/contract.js';
 import { listPage } from '../http/pagination.js';
 import { ApiKeySchema, ApiKeyWithSecretSchema, type keySchemas } from './key-schemas.js';
@@ -33,6 +34,20 @@ export function keyRoutes(deps: {
           status: 200,
           body: await service.create(principal, body, deadline, idempotency),
         };
+      },
+    }),
+    defineRoute({
+      operationId: 'getCurrentApiKey',
+      method: 'GET',
+      path: '/get-current-api-key',
+      summary: 'The calling key: its name, prefix, scopes and expiry (never its secret)',
+      description:
+        'What a client such as the console reads at sign-in to know which operations the key may call.',
+      scope: null,
+      responses: { 200: { description: 'the calling key', schema: ApiKeySchema } },
+      refusals: ['api_key_not_found'],
+      async handle({ principal }) {
+        return { status: 200, body: await service.current(principal) };
       },
     }),
     defineRoute({

@@ -135,6 +135,14 @@ export class KeyService {
     return rows.map((row) => ({ seq: Number(row.seq), view: toKeyView(row) }));
   }
 
+  /** The calling key itself: what a client (the console) may do with it. */
+  async current(principal: Principal): Promise<ApiKeyView> {
+    const row = await this.keys.get(principal.organizationId, principal.keyId);
+    // The key was just authenticated; only a deletion in between leaves no row.
+    if (!row) throw keyNotFound(principal.keyId);
+    return toKeyView(row);
+  }
+
   /** Revokes a key: refused at once by this process, by the others within their cache's TTL. */
   async revoke(
     principal: Principal,

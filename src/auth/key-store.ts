@@ -251,6 +251,14 @@ export class KeyStore {
     });
   }
 
+  /** One key of the organization, as stored; undefined when there is none. */
+  async get(organizationId: string, id: string): Promise<ApiKeyRow | undefined> {
+    return (await this.db<ApiKeyRow>('api_keys')
+      .select(ROW_COLUMNS.split(', '))
+      .where({ organization_id: organizationId, id })
+      .first()) as ApiKeyRow | undefined;
+  }
+
   /** A page of the organization's keys, newest first, before a seq (keyset). */
   async list(organizationId: string, limit: number, beforeSeq: number | null) {
     const query = this.db<ApiKeyRow>('api_keys')

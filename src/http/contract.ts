@@ -88,9 +88,10 @@ export interface Route {
   description?: string;
   /**
    * The one scope an API key must hold to call the route. Every route takes a key, and a
-   * route cannot be declared without its scope: least privilege by construction.
+   * route cannot be declared without its scope: least privilege by construction. `null` only
+   * for what any key may read of itself (GET /get-current-api-key), stated as such.
    */
-  scope: Scope;
+  scope: Scope | null;
   query?: NamedSchema;
   body?: NamedSchema;
   /** The route's own answers (its successes); its error answers are derived (responsesOf). */
@@ -138,7 +139,7 @@ function machineryCodes(route: Route): ErrorCode[] {
     'duplicate_header',
     'forbidden',
     'api_key_expired',
-    'insufficient_scope',
+    ...(route.scope ? (['insufficient_scope'] as const) : []),
     'rate_limited',
   ];
   const parameters = (route.query?.properties ?? {}) as Record<string, unknown>;
@@ -308,7 +309,7 @@ export function mountRoutes(
 
     const chain: Middleware<AppState>[] = [
       ...middleware.apiKey,
-      requireScope(route.scope),
+      ...(route.scope ? [requireScope(route.scope)] : []),
       ...(route.body ? [middleware.body] : []),
       validate,
       middleware.timeout,

@@ -98,10 +98,10 @@ function operation(route: Route): Json {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    description: `${route.description ? `${route.description} ` : ''}Scope: \`${route.scope}\`.`,
+    description: `${route.description ? `${route.description} ` : ''}${route.scope ? `Scope: \`${route.scope}\`.` : 'Any key, whatever its scopes.'}`,
     // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here its scope.
-    security: [{ apiKey: [route.scope] }],
-    'x-scope': route.scope,
+    security: [{ apiKey: route.scope ? [route.scope] : [] }],
+    ...(route.scope ? { 'x-scope': route.scope } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
       ? {

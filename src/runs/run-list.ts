@@ -2,7 +2,7 @@
 import type { Db } from '../db.js';
 import type { RunRow } from './run-columns.js';
 import type { LabelMatch } from './run-labels.js';
-import type { RunStatus } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from './run-record.js';
 
 /** Filters of the runs list; all optional, all combined. */
 export interface RunFilter {
@@ -45,6 +45,22 @@ function indexFor(filter: RunFilter, status: RunStatus | undefined): string {
   return 'workflow_runs_org_seq';
 }
 
+/** The runs of one index's scan (indexFor) that pass the filter (but labels: see listByLabel). */
+function scanOf(db: Db, organizationId: string, filter: RunFilter, status: RunStatus | undefined) {
+  const query = db<RunSummaryRow>(
+    db.raw(`?? FORCE INDEX (${indexFor(filter, status)})`, ['workflow_runs']),
+  ).where('organization_id', organizationId);
+  if (status !== undefined) query.andWhere('status', status);
+  if (filter.assignee !== undefined) query.andWhere('current_step_assignee', filter.assignee);
+  if (filter.templateId !== undefined) query.andWhere('template_id', filter.templateId);
+  if (filter.overdue !== undefined) query.andWhere('current_step_overdue', filter.overdue ? 1 : 0);
+  if (filter.updatedAfter) query.andWhere('last_activity', '>', filter.updatedAfter);
+  if (filter.updatedBefore) query.andWhere('last_activity', '<', filter.updatedBefore);
+  if (filter.createdAfter) query.andWhere('created_at', '>', filter.createdAfter);
+  if (filter.createdBefore) query.andWhere('created_at', '<', filter.createdBefore);
+  return query;
+}
+
 /**
  * A page of the organization's runs, newest first, before the given seq, filtered. Each page
  * is a range scan of one index (indexFor), so a page costs the same however many runs the
@@ -61,23 +77,11 @@ export async function listRunSummaries(
   filter: RunFilter = {},
 ): Promise<RunSummaryRow[]> {
   const scan = (status: RunStatus | undefined): Promise<RunSummaryRow[]> => {
-    const query = db<RunSummaryRow>(
-      db.raw(`?? FORCE INDEX (${indexFor(filter, status)})`, ['workflow_runs']),
-    )
+    const query = scanOf(db, organizationId, filter, status)
       .select(...SUMMARY_COLUMNS)
-      .where('organization_id', organizationId)
       .orderBy('seq', 'desc')
       .limit(limit);
     if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
-    if (status !== undefined) query.andWhere('status', status);
-    if (filter.assignee !== undefined) query.andWhere('current_step_assignee', filter.assignee);
-    if (filter.templateId !== undefined) query.andWhere('template_id', filter.templateId);
-    if (filter.overdue !== undefined)
-      query.andWhere('current_step_overdue', filter.overdue ? 1 : 0);
-    if (filter.updatedAfter) query.andWhere('last_activity', '>', filter.updatedAfter);
-    if (filter.updatedBefore) query.andWhere('last_activity', '<', filter.updatedBefore);
-    if (filter.createdAfter) query.andWhere('created_at', '>', filter.createdAfter);
-    if (filter.createdBefore) query.andWhere('created_at', '<', filter.createdBefore);
     return query as unknown as Promise<RunSummaryRow[]>;
   };
   const [firstLabel, ...otherLabels] = filter.labels ?? [];
@@ -111,6 +115,27 @@ async function listByLabel(
   first: LabelMatch,
   others: readonly LabelMatch[],
 ): Promise<RunSummaryRow[]> {
+  const { where, values } = labelWhere(organizationId, beforeSeq, filter, first, others);
+  const [rows] = (await db.raw(
+    `SELECT STRAIGHT_JOIN ${SUMMARY_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
+      'FROM run_labels l FORCE INDEX (PRIMARY) JOIN workflow_runs r ON r.seq = l.run_seq ' +
+      `WHERE ${where.join(' AND ')} ORDER BY l.run_seq DESC LIMIT ?`,
+    [...values, limit],
+  )) as [RunSummaryRow[]];
+  return rows;
+}
+
+/**
+ * The WHERE of a label scan: run_labels `l` from the first label (and before the cursor), its
+ * runs `r` of the organization, the other labels and the other filters.
+ */
+function labelWhere(
+  organizationId: string,
+  beforeSeq: number | null,
+  filter: RunFilter,
+  first: LabelMatch,
+  others: readonly LabelMatch[],
+): { where: string[]; values: Array<string | number | Date> } {
   const where: string[] = ['l.organization_id = ?', 'l.label_key = ?', 'l.label_value = ?'];
   const values: Array<string | number | Date> = [organizationId, first.key, first.value];
   if (beforeSeq !== null) {
@@ -148,11 +173,61 @@ async function listByLabel(
     where.push(condition);
     values.push(value);
   }
-  const [rows] = (await db.raw(
-    `SELECT STRAIGHT_JOIN ${SUMMARY_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
-      'FROM run_labels l FORCE INDEX (PRIMARY) JOIN workflow_runs r ON r.seq = l.run_seq ' +
-      `WHERE ${where.join(' AND ')} ORDER BY l.run_seq DESC LIMIT ?`,
-    [...values, limit],
-  )) as [RunSummaryRow[]];
-  return rows;
+  return { where, values };
+}
+
+/** The most runs a count reads of one status (GET /count-workflow-runs). */
+export const RUN_COUNT_LIMIT = 10_000;
+
+/** GET /count-workflow-runs's answer: runs matching a filter, by status, each up to `limit`. */
+export interface RunCounts {
+  byStatus: Record<RunStatus, number>;
+  total: number;
+  limit: number;
+  exceeded: RunStatus[];
+}
+
+/**
+ * How many of the organization's runs match the filter, by status. Each status is counted by
+ * one bounded scan of the index a page would read (at most `limit` entries; a label filter
+ * reads its label's entries), so a count costs at most `limit` index reads a status at any
+ * organization size, and a status with more is reported as `limit` and `exceeded`.
+ */
+export async function countRuns(
+  db: Db,
+  organizationId: string,
+  filter: RunFilter,
+  limit: number,
+): Promise<RunCounts> {
+  const statuses = filter.statuses ?? RUN_STATUSES;
+  const [first, ...others] = filter.labels ?? [];
+  const count = async (status: RunStatus): Promise<number> => {
+    if (first) {
+      const { where, values } = labelWhere(
+        organizationId,
+        null,
+        { ...filter, statuses: [status] },
+        first,
+        others,
+      );
+      const [rows] = (await db.raw(
+        'SELECT COUNT(*) AS n FROM (SELECT STRAIGHT_JOIN 1 FROM run_labels l FORCE INDEX (PRIMARY) ' +
+          `JOIN workflow_runs r ON r.seq = l.run_seq WHERE ${where.join(' AND ')} LIMIT ?) AS t`,
+        [...values, limit],
+      )) as [Array<{ n: number | string }>];
+      return Number(rows[0]!.n);
+    }
+    const inner = scanOf(db, organizationId, filter, status).select(db.raw('1')).limit(limit);
+    const [row] = (await db.count({ n: '*' }).from(inner.as('t'))) as Array<{ n: number | string }>;
+    return Number(row!.n);
+  };
+  const counts = await Promise.all(statuses.map(count));
+  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  statuses.forEach((status, i) => (byStatus[status] = counts[i]!));
+  return {
+    byStatus,
+    total: counts.reduce((a, b) => a + b, 0),
+    limit,
+    exceeded: statuses.filter((status) => byStatus[status] >= limit),
+  };
 }

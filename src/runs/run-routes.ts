@@ -5,6 +5,7 @@ import { listPage } from '../http/pagination.js';
 import {
   WorkflowRunDetailSchema,
   WorkflowRunSchema,
+  WorkflowRunCountsSchema,
   WorkflowRunSummarySchema,
   type runSchemas,
 } from './run-schemas.js';
@@ -147,6 +148,25 @@ export function runRoutes(deps: {
             store.listSummaries(principal.organizationId, limit, beforeSeq, filter),
           toSummary,
         );
+      },
+    }),
+    defineRoute({
+      operationId: 'countWorkflowRuns',
+      method: 'GET',
+      path: '/count-workflow-runs',
+      summary: "How many of the organization's runs match the list's filters, by status",
+      description:
+        'Takes the filters of GET /get-workflow-runs. Each status is counted up to `limit` (10,000) by one bounded index scan, so a count costs the same at any organization size; a status with more is reported as `limit` and listed in `exceeded`.',
+      scope: 'runs:read',
+      query: schemas.countQuery,
+      responses: {
+        200: { description: 'the counts', schema: WorkflowRunCountsSchema },
+      },
+      async handle({ principal, query }) {
+        return {
+          status: 200,
+          body: await store.countRuns(principal.organizationId, toRunFilter(query)),
+        };
       },
     }),
   ];

@@ -6,7 +6,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
-import { RUN_STATUSES } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from './run-record.js';
 import { runFilterProperties } from './run-filter.js';
 import { LABELS_SCHEMA } from './run-labels.js';
 
@@ -114,6 +114,12 @@ export function runSchemas(limits: Limits) {
         ...pageQueryProperties(limits),
         ...runFilterProperties(limits),
       },
+    },
+    countQuery: {
+      $id: 'CountWorkflowRunsQuery',
+      type: 'object',
+      additionalProperties: false,
+      properties: runFilterProperties(limits),
     },
   } as const;
 }
@@ -248,3 +254,32 @@ export const WorkflowRunDetailSchema = {
 } as const;
 
 export type WorkflowRunDetail = FromSchema<typeof WorkflowRunDetailSchema>;
+
+const statusCounts = {
+  type: 'object',
+  additionalProperties: false,
+  required: RUN_STATUSES,
+  properties: Object.fromEntries(
+    RUN_STATUSES.map((status) => [status, { type: 'integer', minimum: 0 }]),
+  ) as Record<RunStatus, { type: 'integer'; minimum: 0 }>,
+} as const;
+
+export const WorkflowRunCountsSchema = {
+  $id: 'WorkflowRunCounts',
+  type: 'object',
+  additionalProperties: false,
+  required: ['byStatus', 'total', 'limit', 'exceeded'],
+  properties: {
+    byStatus: {
+      ...statusCounts,
+      description: 'matching runs of each status, each counted up to `limit`',
+    },
+    total: { type: 'integer', minimum: 0, description: 'the sum of byStatus' },
+    limit: { type: 'integer', minimum: 1, description: 'the most a status is counted to' },
+    exceeded: {
+      type: 'array',
+      items: { type: 'string', enum: RUN_STATUSES },
+      description: 'the statuses with more matching runs than `limit` (counted as `limit`)',
+    },
+  },
+} as const;

@@ -8,7 +8,14 @@ import { TemplateStore, versionKey } from '../templates/template-store.js';
 import { fromRow, type RunRow, type TemplatePagesOf } from './run-columns.js';
 import { fromEventRow, type RunEvent, type RunEventTableRow } from './run-events.js';
 import { insertLabelsSql } from './run-labels.js';
-import { listRunSummaries, type RunFilter, type RunSummaryRow } from './run-list.js';
+import {
+  countRuns,
+  listRunSummaries,
+  RUN_COUNT_LIMIT,
+  type RunCounts,
+  type RunFilter,
+  type RunSummaryRow,
+} from './run-list.js';
 import {
   STATEMENT_BYTES,
   assumptionsHold,
@@ -219,6 +226,11 @@ export class RunStore {
     filter: RunFilter = {},
   ): Promise<RunSummaryRow[]> {
     return listRunSummaries(this.db, organizationId, limit, beforeSeq, filter);
+  }
+
+  /** The organization's runs matching the filter, by status, each up to RUN_COUNT_LIMIT. */
+  countRuns(organizationId: string, filter: RunFilter): Promise<RunCounts> {
+    return countRuns(this.db, organizationId, filter, RUN_COUNT_LIMIT);
   }
 
   /** The run's history, in order. */

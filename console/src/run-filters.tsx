@@ -1,0 +1,279 @@
+// The runs' filter, as the runs screen and the bulk actions screen show it. Its values live in
+// the URL's query under the API's own parameter names (status, template_id, assignee, overdue,
+// created_after, …, label repeated), so a view can be bookmarked and shared, and the query of
+// the API call is the URL's filter as it stands.
+import { useState } from 'preact/hooks';
+import type { Query } from './api.js';
+import { RUN_STATUSES, type RunStatus } from './types.js';
+import { useLoad } from './ui.js';
+
+export interface RunFilterValues {
+  statuses: RunStatus[];
+  templateId: string;
+  assignee: string;
+  /** '' (either), 'true' or 'false'. */
+  overdue: '' | 'true' | 'false';
+  createdAfter: string;
+  createdBefore: string;
+  updatedAfter: string;
+  updatedBefore: string;
+  /** key:value pairs. */
+  labels: string[];
+}
+
+export const EMPTY_FILTER: RunFilterValues = {
+  statuses: [],
+  templateId: '',
+  assignee: '',
+  overdue: '',
+  createdAfter: '',
+  createdBefore: '',
+  updatedAfter: '',
+  updatedBefore: '',
+  labels: [],
+};
+
+/** The filter a URL's query holds (unknown values are left out). */
+export function filterFromQuery(query: URLSearchParams): RunFilterValues {
+  const overdue = query.get('overdue');
+  return {
+    statuses: (query.get('status') ?? '')
+      .split(',')
+      .filter((s): s is RunStatus => (RUN_STATUSES as readonly string[]).includes(s)),
+    templateId: query.get('template_id') ?? '',
+    assignee: query.get('assignee') ?? '',
+    overdue: overdue === 'true' || overdue === 'false' ? overdue : '',
+    createdAfter: query.get('created_after') ?? '',
+    createdBefore: query.get('created_before') ?? '',
+    updatedAfter: query.get('updated_after') ?? '',
+    updatedBefore: query.get('updated_before') ?? '',
+    labels: query.getAll('label').filter((l) => l.includes(':')),
+  };
+}
+
+/** The API's query parameters of a filter (also the URL's). */
+export function filterQuery(filter: RunFilterValues): Query {
+  return {
+    status: filter.statuses.length ? filter.statuses.join(',') : undefined,
+    template_id: filter.templateId || undefined,
+    assignee: filter.assignee || undefined,
+    overdue: filter.overdue || undefined,
+    created_after: filter.createdAfter || undefined,
+    created_before: filter.createdBefore || undefined,
+    updated_after: filter.updatedAfter || undefined,
+    updated_before: filter.updatedBefore || undefined,
+    label: filter.labels.length ? filter.labels : undefined,
+  };
+}
+
+/** The URL query of a filter, plus any other parameters given. */
+export function filterSearch(filter: RunFilterValues, extra: Record<string, string> = {}) {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filterQuery(filter))) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) params.append(name, v);
+    else params.append(name, String(value));
+  }
+  for (const [name, value] of Object.entries(extra)) params.set(name, value);
+  return params;
+}
+
+export function isEmpty(filter: RunFilterValues): boolean {
+  return Object.values(filterQuery(filter)).every((v) => v === undefined);
+}
+
+/** An ISO time as a datetime-local input's value (the browser's time zone), and back. */
+function toLocalInput(iso: string): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
+  return local.toISOString().slice(0, 16);
+}
+function fromLocalInput(value: string): string {
+  return value ? new Date(value).toISOString() : '';
+}
+
+interface TemplateOption {
+  id: string;
+  name: string;
+}
+
+/**
+ * The filter's form. Changes apply when submitted (Apply), so typing does not send a request
+ * per key; `onChange` gets the whole new filter.
+ */
+export function RunFilterForm({
+  value,
+  onChange,
+  idPrefix = 'filter',
+}: {
+  value: RunFilterValues;
+  onChange(filter: RunFilterValues): void;
+  idPrefix?: string;
+}) {
+  const [draft, setDraft] = useState(value);
+  const [label, setLabel] = useState('');
+  const templates = useLoad(
+    (api) =>
+      api.page<TemplateOption>('/get-workflow-templates', { limit: 100 }).then((p) => p.items),
+    [],
+  );
+  const set = <K extends keyof RunFilterValues>(key: K, v: RunFilterValues[K]) =>
+    setDraft({ ...draft, [key]: v });
+  const id = (name: string) => `${idPrefix}-${name}`;
+  const addLabel = () => {
+    const text = label.trim();
+    if (!text.includes(':') || draft.labels.includes(text)) return;
+    set('labels', [...draft.labels, text]);
+    setLabel('');
+  };
+  return (
+    <form
+      class="panel run-filter"
+      aria-label="Filter runs"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onChange(draft);
+      }}
+    >
+      <fieldset class="statuses">
+        <legend>Status</legend>
+        {RUN_STATUSES.map((status) => (
+          <label key={status} class="check">
+            <input
+              type="checkbox"
+              checked={draft.statuses.includes(status)}
+              onChange={(event) =>
+                set(
+                  'statuses',
+                  event.currentTarget.checked
+                    ? [...draft.statuses, status]
+                    : draft.statuses.filter((s) => s !== status),
+                )
+              }
+            />{' '}
+            {status}
+          </label>
+        ))}
+      </fieldset>
+      <div class="filters">
+        <label class="field" for={id('template')}>
+          <span>Template</span>
+          <select
+            id={id('template')}
+            value={draft.templateId}
+            onChange={(event) => set('templateId', event.currentTarget.value)}
+          >
+            <option value="">Any template</option>
+            {(templates.data ?? []).map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+            {draft.templateId && !templates.data?.some((t) => t.id === draft.templateId) && (
+              <option value={draft.templateId}>{draft.templateId}</option>
+            )}
+          </select>
+        </label>
+        <label class="field" for={id('assignee')}>
+          <span>Assignee</span>
+          <input
+            id={id('assignee')}
+            value={draft.assignee}
+            onInput={(event) => set('assignee', event.currentTarget.value)}
+          />
+        </label>
+        <label class="field" for={id('overdue')}>
+          <span>Overdue</span>
+          <select
+            id={id('overdue')}
+            value={draft.overdue}
+            onChange={(event) =>
+              set('overdue', event.currentTarget.value as RunFilterValues['overdue'])
+            }
+          >
+            <option value="">Either</option>
+            <option value="true">Overdue</option>
+            <option value="false">Not overdue</option>
+          </select>
+        </label>
+        {(
+          [
+            ['createdAfter', 'Created after'],
+            ['createdBefore', 'Created before'],
+            ['updatedAfter', 'Updated after'],
+            ['updatedBefore', 'Updated before'],
+          ] as const
+        ).map(([key, text]) => (
+          <label class="field" for={id(key)} key={key}>
+            <span>{text}</span>
+            <input
+              id={id(key)}
+              type="datetime-local"
+              value={toLocalInput(draft[key])}
+              onInput={(event) => set(key, fromLocalInput(event.currentTarget.value))}
+            />
+          </label>
+        ))}
+        <div class="field">
+          <label for={id('label')}>
+            <span>Label (key:value)</span>
+          </label>
+          <div class="inline">
+            <input
+              id={id('label')}
+              value={label}
+              placeholder="customer:acme"
+              onInput={(event) => setLabel(event.currentTarget.value)}
+              onKeyDown={(event) => {
+                if (event.key === 'Enter') {
+                  event.preventDefault();
+                  addLabel();
+                }
+              }}
+            />
+            <button type="button" onClick={addLabel}>
+              Add
+            </button>
+          </div>
+        </div>
+      </div>
+      {draft.labels.length > 0 && (
+        <ul class="chips" aria-label="Labels to match">
+          {draft.labels.map((l) => (
+            <li key={l}>
+              <code>{l}</code>{' '}
+              <button
+                type="button"
+                aria-label={`Remove label ${l}`}
+                onClick={() =>
+                  set(
+                    'labels',
+                    draft.labels.filter((x) => x !== l),
+                  )
+                }
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="buttons">
+        <button
+          type="button"
+          onClick={() => {
+            setDraft(EMPTY_FILTER);
+            onChange(EMPTY_FILTER);
+          }}
+        >
+          Clear
+        </button>
+        <button type="submit" class="primary">
+          Apply
+        </button>
+      </div>
+    </form>
+  );
+}
