@@ -10,9 +10,12 @@ COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY src ./src
 COPY workers ./workers
 COPY migrations ./migrations
-COPY scripts/copy-assets.mjs ./scripts/
-# The docs page's Redoc bundle goes into dist/assets: the runtime image has no dev packages.
-RUN npx tsc -p tsconfig.build.json && node scripts/copy-assets.mjs
+COPY scripts/copy-assets.mjs scripts/build-console.mjs ./scripts/
+COPY console ./console
+# The docs page's Redoc bundle goes into dist/assets and the console's bundle into dist/console:
+# the runtime image has no dev packages.
+RUN npx tsc -p tsconfig.build.json && npx tsc -p console/tsconfig.json \
+  && node scripts/copy-assets.mjs && node scripts/build-console.mjs
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
