@@ -66,6 +66,8 @@ export function interceptLinks(root: HTMLElement): void {
     if (!anchor || anchor.target || anchor.hasAttribute('download')) return;
     const url = new URL(anchor.href, location.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(CONSOLE_ROOT)) return;
+    // A link within the page (the skip link's #main) is the browser's to follow: it moves focus.
+    if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
     event.preventDefault();
     const path = url.pathname.slice(CONSOLE_ROOT.length) || '/';
     navigate(path, url.searchParams);

@@ -91,6 +91,41 @@ describe('console: the frame, sign-in and sign-out', function () {
     expectClean(c, api, [tenant.key]);
   });
 
+  it('is used from the keyboard alone: sign in, skip to the content, move between screens', async () => {
+    const c = await openConsole(browser, api);
+    open.push(c);
+    const { page } = c;
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).to.equal(
+      'api-key',
+    );
+    await page.keyboard.type(tenant.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The first stop is the skip link, which takes focus past the navigation.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal(
+      'Skip to content',
+    );
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('main');
+    // Then the navigation, link by link, each followed with Enter.
+    await page.getByRole('link', { name: 'Templates' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => location.pathname.endsWith('/console/templates'));
+    expect(
+      await page.getByRole('link', { name: 'Templates' }).getAttribute('aria-current'),
+    ).to.equal('page');
+    // Back goes back, without a reload of the page.
+    const marker = await page.evaluate(() => ((window as unknown as { mark: number }).mark = 7));
+    await page.goBack();
+    await page.waitForFunction(() => location.pathname.endsWith('/console'));
+    expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark)).to.equal(
+      marker,
+    );
+    expectClean(c, api, [tenant.key]);
+  });
+
   it("marks the screens a key's scopes do not reach, and works on a phone's screen", async () => {
     const narrow = await createKey(testDb(), tenant.orgId, { scopes: ['runs:read'] });
     const c = await openConsole(browser, api, { viewport: PHONE, colorScheme: 'dark' });
