@@ -282,6 +282,32 @@ describe('console: templates', function () {
     expectClean(c, api, [made.key]);
   });
 
+  it('pages the list with the keyset cursor', async () => {
+    const many = await createTenant(testDb());
+    for (let i = 1; i <= 25; i++) {
+      const made = await request(`${api.url}/create-workflow-template`, {
+        key: many.key,
+        body: { name: `Form ${i}`, pages: [{ name: 'Only', inputFields: [] }] },
+      });
+      expect(made.status, made.text).to.equal(200);
+    }
+    const c = await openTemplates(many.key);
+    const { page } = c;
+    const rows = page.locator('table.cards tbody tr');
+    await page.getByRole('link', { name: 'Form 25' }).waitFor();
+    expect(await rows.count()).to.equal(25);
+    // Newest first: the fixture's template, made first, is on the next page.
+    expect(await page.getByRole('link', { name: many.template.name }).count()).to.equal(0);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.getByRole('link', { name: many.template.name }).waitFor();
+    expect(await rows.count()).to.equal(1);
+    expect(new URL(page.url()).searchParams.get('cursor')).to.be.a('string');
+    expect(await page.getByRole('link', { name: 'Next page' }).count()).to.equal(0);
+    await page.getByRole('link', { name: 'First page' }).click();
+    await page.getByRole('link', { name: 'Form 25' }).waitFor();
+    expectClean(c, api, [many.key]);
+  });
+
   it('shows a read-only key every write action disabled, with its reason', async () => {
     const reader = await createKey(testDb(), tenant.orgId, {
       scopes: ['runs:read', 'templates:read'],
