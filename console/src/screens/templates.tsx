@@ -1,11 +1,10 @@
 // The templates: those that take new runs, or the archived ones (the URL's ?archived=true), a
 // keyset page at a time (?cursor=). The list's answer holds each template's fields only, so
 // each row's version, state and last change are read from the template in full.
-import type { Api } from '../api.js';
+import { messageOf, type Api } from '../api.js';
 import { href, navigate, useLocation } from '../router.js';
 import type { TemplateDetail, TemplateListItem } from '../types-templates.js';
 import { ActionButton, Empty, ErrorBanner, Loading, ScreenHeader, Time, useLoad } from '../ui.js';
-import { messageOf } from '../api.js';
 
 const PAGE_SIZE = 25;
 
