@@ -446,7 +446,7 @@ export function KeyValues({ data, label }: { data: Record<string, unknown>; labe
     <dl class="kv">
       {entries.map(([key, value]) => (
         <div key={key}>
-          <dt>{key}</dt> <dd>{valueView(value)}</dd>
+          <dt>{key}:</dt> <dd>{valueView(value)}</dd>
         </div>
       ))}
     </dl>
