@@ -58,7 +58,7 @@ export function ShownOnce({
       <div class="secret">
         <span class="muted">The new {label}:</span>
         <code class="mono secret-value">{secret}</code>
-        <CopyButton text={secret} label={`Copy ${label}`} />
+        <CopyButton key={secret} text={secret} label={`Copy ${label}`} />
       </div>
       {children}
       <div class="buttons">

@@ -239,7 +239,7 @@ function EndpointRow({
           </a>
           <ActionButton
             scope="webhooks:write"
-            aria-label={`Rotate the secret of ${endpoint.url}`}
+            aria-label={`Rotate secret of ${endpoint.url}`}
             onClick={onRotate}
           >
             Rotate secret
