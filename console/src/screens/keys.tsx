@@ -346,11 +346,15 @@ function KeyRow({
         <code class="mono">{apiKey.prefix}…</code>
       </td>
       <td data-label="Scopes">
-        <ul class="scope-list">
-          {apiKey.scopes.map((scope) => (
-            <li key={scope}>{scope}</li>
-          ))}
-        </ul>
+        {ALL_SCOPES.every((scope) => apiKey.scopes.includes(scope)) ? (
+          'every scope'
+        ) : (
+          <ul class="scope-list">
+            {apiKey.scopes.map((scope) => (
+              <li key={scope}>{scope}</li>
+            ))}
+          </ul>
+        )}
       </td>
       <td data-label="Created">
         <Time value={apiKey.createdAt} />
@@ -366,6 +370,7 @@ function KeyRow({
       </td>
       <td data-label="Actions">
         <div class="row-actions">
+          {state === 'revoked' && <span class="muted">none</span>}
           {usable && (
             <ActionButton
               scope="keys:manage"

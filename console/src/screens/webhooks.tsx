@@ -34,7 +34,7 @@ import { ShownOnce } from './keys.js';
 
 const PAGE_SIZE = 25;
 /** How often the log is read again: while a delivery is owed, and otherwise. */
-const POLL_PENDING_MS = 1000;
+const POLL_PENDING_MS = 2000;
 const POLL_IDLE_MS = 5000;
 
 const withoutSecret = ({ secret: _secret, ...endpoint }: WebhookEndpointWithSecret) =>
