@@ -223,6 +223,10 @@ describe('console: the runs and a run', function () {
     expect(await inputs.innerText())
       .to.include('carol')
       .and.include('at step Approval');
+    // The amount was kept as given at creation: the form sent only what it changed.
+    expect(await inputs.locator('tr', { hasText: 'amount' }).innerText()).to.include(
+      'prefilled at creation',
+    );
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).to.equal(0);
     expectClean(c, api, [tenant.key]);
   });

@@ -396,7 +396,12 @@ function CompleteStep({
       await api.post('/complete-workflow-step', {
         workflow_run_id: run.id,
         step_name: step,
-        input_fields: Object.fromEntries(fields.map((f) => [f.inputId, values[f.inputId] ?? ''])),
+        // Only what the form changes: a value kept as it was stays where it came from.
+        input_fields: Object.fromEntries(
+          fields
+            .map((f) => [f.inputId, values[f.inputId] ?? ''] as const)
+            .filter(([k, v]) => v !== (run.inputFields[k] ?? '')),
+        ),
       });
       setSent(true);
       onDone();

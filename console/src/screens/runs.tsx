@@ -80,6 +80,9 @@ function RunsView({ location }: { location: Location }) {
   const changed = useChanged();
   const streamState = useRunsStream(api, filter, cursor, list, counts, changed.mark);
 
+  const filtered = !isEmpty(filter);
+  // Open on a wide screen, or when a filter is applied; on a phone it folds away otherwise.
+  const [filterOpen] = useState(() => filtered || window.matchMedia('(min-width: 721px)').matches);
   const apply = (next: RunFilterValues) => navigate('/', filterSearch(next, keep));
 
   return (
@@ -95,8 +98,14 @@ function RunsView({ location }: { location: Location }) {
         </p>
       </ScreenHeader>
       <Counts counts={counts} filter={filter} keep={keep} />
-      <RunFilterForm key={filterKey} value={filter} onChange={apply} idPrefix="runs-filter" />
-      <RunList list={list} changed={changed.ids} filtered={!isEmpty(filter)} />
+      <details class="runs-filter" open={filterOpen}>
+        <summary>
+          Filter
+          {filtered ? ' (applied)' : ''}
+        </summary>
+        <RunFilterForm key={filterKey} value={filter} onChange={apply} idPrefix="runs-filter" />
+      </details>
+      <RunList list={list} changed={changed.ids} filtered={filtered} />
       <Pages next={list.data?.next ?? null} cursor={cursor} filter={filter} keep={keep} />
     </section>
   );
