@@ -1,6 +1,706 @@
-// (to be built)
-import { ScreenHeader } from '../ui.js';
+// One run: its facts, steps, inputs and history, and the actions its status allows — complete
+// the current step through a form built from the step's fields, cancel with a reason, retry a
+// failed run. A worker applies completions and retries after the API's 202, so the screen
+// follows the run's own event stream and reads the run again as each change lands.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
+import { href } from '../router.js';
+import { openStream } from '../stream.js';
+import type {
+  Actor,
+  RunDetail,
+  RunHistoryEntry,
+  TemplateInputField,
+  TemplatePage,
+  TemplateVersionDetail,
+} from '../types-runs.js';
+import {
+  ActionButton,
+  confirmAction,
+  CopyButton,
+  Empty,
+  ErrorBanner,
+  FieldMessage,
+  fieldError,
+  Loading,
+  ScreenHeader,
+  StatusBadge,
+  Time,
+  useCan,
+  useConsole,
+  useLoad,
+  useNotice,
+  type Loaded,
+} from '../ui.js';
 
 export function RunScreen({ id }: { id: string }) {
-  return <ScreenHeader title="RunScreen" />;
+  const canRead = useCan('runs:read');
+  if (!canRead) {
+    return (
+      <section>
+        <ScreenHeader title="Run" />
+        <p class="banner info">
+          This key does not hold the <code>runs:read</code> scope, so it cannot read runs. Sign in
+          with a key that holds it to see this run.
+        </p>
+      </section>
+    );
+  }
+  return <RunView key={id} id={id} />;
+}
+
+function RunView({ id }: { id: string }) {
+  const { api } = useConsole();
+  const canTemplates = useCan('templates:read');
+  const run = useLoad((a) => a.get<RunDetail>('/get-workflow-run', { id }), [id]);
+  const templateId = run.data?.templateId;
+  const version = run.data?.templateVersion;
+  const template = useLoad(
+    (a) =>
+      templateId && canTemplates
+        ? a.get<TemplateVersionDetail>('/get-workflow-template', { id: templateId, version })
+        : Promise.resolve(undefined),
+    [templateId, version, canTemplates],
+  );
+  const [notice, say] = useNotice();
+  const [actionError, setActionError] = useState<unknown>(null);
+  const live = useRunStream(id, run);
+
+  if (run.error && !run.data) {
+    return (
+      <section>
+        <ScreenHeader title="Run" />
+        <ErrorBanner error={run.error} title="The run could not be read" />
+        <p>
+          <a href={href('/')}>Back to the runs</a>
+        </p>
+      </section>
+    );
+  }
+  if (!run.data) return <Loading what="the run" />;
+  const data = run.data;
+
+  const act = async (what: () => Promise<unknown>, done: string) => {
+    setActionError(null);
+    try {
+      await what();
+      say(done);
+    } catch (error) {
+      setActionError(error);
+    }
+    run.reload();
+  };
+
+  const cancel = async () => {
+    const answer = await confirmAction({
+      title: 'Cancel this run?',
+      body: (
+        <p>
+          <strong>{data.workflowName}</strong> stops at once: its current step is cancelled and no
+          further step starts. This cannot be undone.
+        </p>
+      ),
+      confirm: 'Cancel run',
+      danger: true,
+      reason: { label: 'Reason (kept in the history)', maxLength: 1000 },
+    });
+    if (!answer) return;
+    await act(
+      () =>
+        api.post('/cancel-workflow-run', {
+          workflow_run_id: data.id,
+          ...(answer.reason ? { reason: answer.reason } : {}),
+        }),
+      'The run was cancelled.',
+    );
+  };
+
+  const retry = async () => {
+    const answer = await confirmAction({
+      title: 'Retry this run?',
+      body: <p>The change that failed is requested again; a worker applies it.</p>,
+      confirm: 'Retry run',
+    });
+    if (!answer) return;
+    await act(
+      () => api.post('/retry-workflow-run', { workflow_run_id: data.id }),
+      'Retry requested: a worker applies it.',
+    );
+  };
+
+  const cancellable = data.status === 'pending' || data.status === 'active';
+  const currentPage = template.data?.pages.find((p) => p.name === data.currentStepName);
+
+  return (
+    <section class="run-screen">
+      <p class="crumbs">
+        <a href={href('/')}>Runs</a> <span aria-hidden="true">›</span>
+      </p>
+      <ScreenHeader title={data.workflowName}>
+        {cancellable && (
+          <ActionButton scope="runs:write" class="danger" onClick={() => void cancel()}>
+            Cancel run
+          </ActionButton>
+        )}
+        {data.status === 'failed' && (
+          <ActionButton scope="runs:write" class="primary" onClick={() => void retry()}>
+            Retry run
+          </ActionButton>
+        )}
+      </ScreenHeader>
+      <p class="stream-state" role="status" aria-live="polite">
+        <span class={`dot ${live ? 'live' : 'reconnecting'}`} aria-hidden="true" />
+        {live ? 'Live: changes show as they happen' : 'Connecting to live updates…'}
+      </p>
+      {notice}
+      <ErrorBanner error={actionError} title="The action was refused" />
+      {run.error && <ErrorBanner error={run.error} title="The run could not be read again" />}
+      <Outcome run={data} />
+      <Facts run={data} />
+      {data.status === 'active' && data.currentStepName && (
+        <CompleteStep
+          key={data.currentStepName}
+          run={data}
+          page={currentPage}
+          template={template}
+          canTemplates={canTemplates}
+          onDone={() => {
+            say('Completion sent: a worker applies it.');
+            run.reload();
+          }}
+        />
+      )}
+      {data.status === 'pending' && (
+        <p class="banner info">
+          Pending: a worker starts (or applies the retried change of) this run.
+        </p>
+      )}
+      <Steps run={data} />
+      <Inputs run={data} pages={template.data?.pages} />
+      <History history={data.history} />
+    </section>
+  );
+}
+
+/** Follows the run's events; each one reads the run again. True while connected. */
+function useRunStream(id: string, run: Loaded<RunDetail>): boolean {
+  const { api } = useConsole();
+  const [live, setLive] = useState(false);
+  const reload = useRef(run.reload);
+  reload.current = run.reload;
+  const found = run.data !== undefined;
+  useEffect(() => {
+    if (!found) return; // an unknown run has no stream (404): its error shows instead
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => reload.current(), 100);
+    };
+    const handle = openStream(
+      api,
+      { run_id: id },
+      {
+        onEvent: soon,
+        onState: (connected) => {
+          setLive(connected);
+          // Whatever happened while (re)connecting is read once the stream is open.
+          if (connected) soon();
+        },
+      },
+    );
+    return () => {
+      clearTimeout(timer);
+      handle.close();
+    };
+  }, [api, id, found]);
+  return live;
+}
+
+/** A failed or cancelled run says so at the top, in words. */
+function Outcome({ run }: { run: RunDetail }) {
+  if (run.status === 'failed') {
+    const failed = lastOf(run.history, 'run.failed');
+    return (
+      <div class="banner error outcome">
+        <strong>Failed</strong>
+        {run.error ? <>: {run.error.message}</> : null} (
+        <Time value={run.error?.at ?? failed?.at} />
+        ). Retrying requests the failed change again.
+      </div>
+    );
+  }
+  if (run.status === 'cancelled') {
+    const cancelled = lastOf(run.history, 'run.cancelled');
+    const reason = cancelled && str(cancelled.data.reason);
+    return (
+      <div class="banner outcome cancelled">
+        <strong>Cancelled</strong>
+        {cancelled && (
+          <>
+            {' '}
+            by {actorText(cancelled.actor)} (<Time value={cancelled.at} />)
+          </>
+        )}
+        {reason ? <>: “{reason}”</> : '. No reason was given.'}
+      </div>
+    );
+  }
+  if (run.status === 'completed') {
+    const completed = lastOf(run.history, 'run.completed');
+    return (
+      <div class="banner outcome completed">
+        <strong>Completed</strong> (<Time value={completed?.at ?? run.lastActivity} />
+        ).
+      </div>
+    );
+  }
+  return null;
+}
+
+function Facts({ run }: { run: RunDetail }) {
+  const labels = Object.entries(run.labels);
+  return (
+    <div class="panel">
+      <h2 class="visually-hidden">Facts</h2>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={run.status} />
+        </dd>
+        <dt>Template</dt>
+        <dd>
+          <a
+            href={href(`/templates/${encodeURIComponent(run.templateId)}`, {
+              version: String(run.templateVersion),
+            })}
+          >
+            {run.workflowName}
+          </a>{' '}
+          <span class="muted">version {run.templateVersion}</span>
+        </dd>
+        <dt>Current step</dt>
+        <dd>
+          {run.currentStepName ?? <span class="muted">none</span>}
+          {run.currentStepAssignee && <> · assigned to {run.currentStepAssignee}</>}
+          {run.currentStepDueDate && (
+            <>
+              {' '}
+              · due <Time value={run.currentStepDueDate} />
+            </>
+          )}
+        </dd>
+        <dt>Labels</dt>
+        <dd>
+          {labels.length ? (
+            <ul class="chips" aria-label="Labels">
+              {labels.map(([k, v]) => (
+                <li key={k}>
+                  <code>
+                    {k}:{v}
+                  </code>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <Time value={run.createdAt} />
+        </dd>
+        <dt>Last activity</dt>
+        <dd>
+          <Time value={run.lastActivity} />
+        </dd>
+        <dt>Id</dt>
+        <dd class="run-id">
+          <code>{run.id}</code> <CopyButton text={run.id} label="Copy id" />
+        </dd>
+      </dl>
+    </div>
+  );
+}
+
+/** The JSON Pointer the API names an input field of the completion by. */
+function inputPointer(inputId: string): string {
+  return `/input_fields/${inputId.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+}
+
+function fromPointer(pointer: string): string | undefined {
+  if (!pointer.startsWith('/input_fields/')) return undefined;
+  return pointer.slice('/input_fields/'.length).replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/**
+ * The form completing the current step: one input per field of the step's page (its template
+ * version's), required ones marked. The API decides what is missing; its message shows next to
+ * the field it names. Without templates:read the fields cannot be listed: the form sends none,
+ * and a field the API then asks for is added to it.
+ */
+function CompleteStep({
+  run,
+  page,
+  template,
+  canTemplates,
+  onDone,
+}: {
+  run: RunDetail;
+  page: TemplatePage | undefined;
+  template: Loaded<TemplateVersionDetail | undefined>;
+  canTemplates: boolean;
+  onDone(): void;
+}) {
+  const { api } = useConsole();
+  const step = run.currentStepName!;
+  const [extra, setExtra] = useState<TemplateInputField[]>([]);
+  const fields = [...(page?.inputFields ?? []), ...extra];
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(
+      (page?.inputFields ?? []).map((f) => [f.inputId, run.inputFields[f.inputId] ?? '']),
+    ),
+  );
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState(false);
+  // The page arrives after the run: fill in its fields' current values then.
+  useEffect(() => {
+    if (!page) return;
+    setValues((v) => {
+      const next = { ...v };
+      for (const f of page.inputFields) next[f.inputId] ??= run.inputFields[f.inputId] ?? '';
+      return next;
+    });
+  }, [page]);
+
+  const shownField = (pointer: string) => fields.some((f) => inputPointer(f.inputId) === pointer);
+  const topError =
+    error instanceof ApiError && error.field && shownField(error.field) ? null : error;
+
+  const submit = async () => {
+    const answer = await confirmAction({
+      title: `Complete “${step}”?`,
+      body: (
+        <p>
+          {fields.length
+            ? `The values entered are saved with the step${run.steps.at(-1)?.name === step ? ', and the run completes' : ', and the next step starts'}.`
+            : 'The step is completed with no new values.'}
+        </p>
+      ),
+      confirm: 'Complete step',
+    });
+    if (!answer) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post('/complete-workflow-step', {
+        workflow_run_id: run.id,
+        step_name: step,
+        // Only what the form changes: a value kept as it was stays where it came from.
+        input_fields: Object.fromEntries(
+          fields
+            .map((f) => [f.inputId, values[f.inputId] ?? ''] as const)
+            .filter(([k, v]) => v !== (run.inputFields[k] ?? '')),
+        ),
+      });
+      setSent(true);
+      onDone();
+    } catch (e) {
+      setError(e);
+      const named = e instanceof ApiError && e.field ? fromPointer(e.field) : undefined;
+      if (named !== undefined && !fields.some((f) => f.inputId === named)) {
+        setExtra((x) => [...x, { inputId: named, fieldName: named, required: true }]);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      class="panel complete-step"
+      aria-labelledby="complete-title"
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void submit();
+      }}
+    >
+      <h2 id="complete-title">Complete the current step: {step}</h2>
+      {sent ? (
+        <p role="status">Completion sent. A worker applies it; this page updates when it does.</p>
+      ) : null}
+      {template.loading && canTemplates && !page ? <Loading what="the step's fields" /> : null}
+      {!canTemplates && (
+        <p class="muted">
+          This key does not hold <code>templates:read</code>, so the step's fields are not listed; a
+          field the step requires is asked for when the API names it.
+        </p>
+      )}
+      {template.error ? (
+        <ErrorBanner error={template.error} title="The step's fields could not be read" />
+      ) : null}
+      <ErrorBanner error={topError} title="Not completed" />
+      {page && page.inputFields.length === 0 && extra.length === 0 && (
+        <p class="muted">This step has no fields.</p>
+      )}
+      <div class="fields">
+        {fields.map((f) => {
+          const id = `complete-${f.inputId}`;
+          const message = fieldError(error, inputPointer(f.inputId));
+          return (
+            <div class="field" key={f.inputId}>
+              <label for={id}>
+                <span>{f.fieldName}</span>
+                {f.required ? (
+                  <span class="required"> (required)</span>
+                ) : (
+                  <span class="muted"> (optional)</span>
+                )}
+              </label>
+              <input
+                id={id}
+                name={f.inputId}
+                value={values[f.inputId] ?? ''}
+                aria-required={f.required ? 'true' : undefined}
+                aria-invalid={message ? 'true' : undefined}
+                aria-describedby={message ? `${id}-error` : undefined}
+                onInput={(event) => {
+                  const value = event.currentTarget.value;
+                  setValues((v) => ({ ...v, [f.inputId]: value }));
+                }}
+              />
+              <FieldMessage id={`${id}-error`} message={message} />
+            </div>
+          );
+        })}
+      </div>
+      <div class="buttons">
+        <ActionButton scope="runs:write" type="submit" class="primary" disabled={busy}>
+          Complete step
+        </ActionButton>
+      </div>
+    </form>
+  );
+}
+
+function Steps({ run }: { run: RunDetail }) {
+  return (
+    <div class="panel">
+      <h2>Steps</h2>
+      {run.steps.length === 0 ? (
+        <Empty>This run has no steps.</Empty>
+      ) : (
+        <table class="cards steps">
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col">Status</th>
+              <th scope="col">Assignee</th>
+              <th scope="col">Due</th>
+              <th scope="col">Overdue</th>
+              <th scope="col">Started</th>
+              <th scope="col">Completed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {run.steps.map((s) => (
+              <tr key={s.name} aria-current={s.status === 'active' ? 'step' : undefined}>
+                <td data-label="Step">{s.name}</td>
+                <td data-label="Status">
+                  <StatusBadge status={s.status} />
+                </td>
+                <td data-label="Assignee">{s.assignee ?? <span class="muted">—</span>}</td>
+                <td data-label="Due">
+                  <Time value={s.dueDate} />
+                </td>
+                <td data-label="Overdue">
+                  {s.overdue ? <span class="overdue">overdue</span> : <span class="muted">no</span>}
+                </td>
+                <td data-label="Started">
+                  <Time value={s.startedAt} />
+                </td>
+                <td data-label="Completed">
+                  <Time value={s.completedAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+/** The run's inputs: each value, with where it came from (the creation, or a step). */
+function Inputs({ run, pages }: { run: RunDetail; pages: TemplatePage[] | undefined }) {
+  const names = new Map<string, string>();
+  for (const p of pages ?? []) for (const f of p.inputFields) names.set(f.inputId, f.fieldName);
+  const enteredAt = new Map<string, RunHistoryEntry>();
+  for (const e of run.history) {
+    if (e.type !== 'step.completed') continue;
+    const inputs = e.data.inputFields;
+    if (inputs && typeof inputs === 'object')
+      for (const k of Object.keys(inputs)) enteredAt.set(k, e);
+  }
+  const entries = Object.entries(run.inputFields);
+  return (
+    <div class="panel">
+      <h2>Inputs</h2>
+      {entries.length === 0 ? (
+        <Empty>No values yet.</Empty>
+      ) : (
+        <table class="cards inputs">
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Value</th>
+              <th scope="col">Given</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map(([inputId, value]) => {
+              const at = enteredAt.get(inputId);
+              return (
+                <tr key={inputId}>
+                  <td data-label="Field">
+                    {names.get(inputId) ?? inputId} <code class="muted">{inputId}</code>
+                  </td>
+                  <td data-label="Value">
+                    {value === '' ? <span class="muted">(blank)</span> : value}
+                  </td>
+                  <td data-label="Given">
+                    {at ? (
+                      <>
+                        at step {str(at.data.step)}, <Time value={at.at} />
+                      </>
+                    ) : (
+                      <>
+                        prefilled at creation, <Time value={run.createdAt} />
+                      </>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+const EVENT_WORDS: Record<string, string> = {
+  'run.created': 'Created',
+  'run.started': 'Started',
+  'step.completed': 'Step completed',
+  'step.overdue': 'Step overdue',
+  'run.completed': 'Completed',
+  'run.failed': 'Failed',
+  'run.cancelled': 'Cancelled',
+  'run.retried': 'Retried',
+  'run.deleted': 'Deleted',
+};
+
+const BAD = new Set(['run.failed', 'run.cancelled', 'step.overdue']);
+
+function History({ history }: { history: RunHistoryEntry[] }) {
+  return (
+    <div class="panel">
+      <h2>History</h2>
+      {history.length === 0 ? (
+        <Empty>No events yet.</Empty>
+      ) : (
+        <ol class="timeline">
+          {history.map((e) => (
+            <li
+              key={e.seq}
+              class={BAD.has(e.type) ? `event bad ${e.type.replace('.', '-')}` : 'event'}
+            >
+              <p class="event-head">
+                {BAD.has(e.type) && (
+                  <span class="mark" aria-hidden="true">
+                    !
+                  </span>
+                )}
+                <strong>{EVENT_WORDS[e.type] ?? e.type}</strong> <code class="muted">{e.type}</code>
+              </p>
+              <p class="event-meta">
+                <Time value={e.at} /> · by {actorText(e.actor)}
+              </p>
+              <EventDetail entry={e} />
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
+  );
+}
+
+function EventDetail({ entry }: { entry: RunHistoryEntry }) {
+  const d = entry.data;
+  const parts: string[] = [];
+  const step = str(d.step);
+  switch (entry.type) {
+    case 'run.started':
+      if (step) parts.push(`step ${step}`);
+      if (str(d.assignee)) parts.push(`assigned to ${str(d.assignee)}`);
+      break;
+    case 'step.completed': {
+      if (step) parts.push(`step ${step}`);
+      const inputs =
+        d.inputFields && typeof d.inputFields === 'object' ? Object.entries(d.inputFields) : [];
+      if (inputs.length)
+        parts.push(`values: ${inputs.map(([k, v]) => `${k} = ${String(v)}`).join(', ')}`);
+      if (str(d.nextStep)) parts.push(`next: ${str(d.nextStep)}`);
+      break;
+    }
+    case 'step.overdue':
+      if (step) parts.push(`step ${step} passed its due date`);
+      break;
+    case 'run.failed':
+      if (str(d.error)) parts.push(`error: ${str(d.error)}`);
+      if (step) parts.push(`at step ${step}`);
+      break;
+    case 'run.cancelled':
+      parts.push(str(d.reason) ? `reason: “${str(d.reason)}”` : 'no reason given');
+      if (step) parts.push(`at step ${step}`);
+      break;
+    case 'run.retried':
+      if (str(d.change)) parts.push(`change: ${str(d.change)}`);
+      if (step) parts.push(`step ${step}`);
+      break;
+    default:
+      break;
+  }
+  const due = str(d.dueDate);
+  if (!parts.length && !due) return null;
+  return (
+    <p class="event-detail">
+      {parts.join(' · ')}
+      {due && (
+        <>
+          {parts.length ? ' · ' : ''}due <Time value={due} />
+        </>
+      )}
+    </p>
+  );
+}
+
+function actorText(actor: Actor | undefined): string {
+  if (!actor) return 'unknown (recorded before actors were)';
+  if (actor.type === 'api_key') return `key ${actor.name ?? actor.id}`;
+  if (actor.type === 'system') return 'the service';
+  return 'an operator (admin CLI)';
+}
+
+function lastOf(history: RunHistoryEntry[], type: string): RunHistoryEntry | undefined {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]!.type === type) return history[i];
+  return undefined;
+}
+
+function str(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value && 'message' in value) return String(value.message);
+  return '';
 }
