@@ -229,7 +229,7 @@ describe('console: webhooks and API keys', function () {
     );
     const after = await client.call<Endpoint[]>('/get-webhook-endpoints');
     expect(after.body.map((e) => e.id)).to.deep.equal([endpoint.id]);
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('shows webhook write actions disabled to a key holding only webhooks:read, on a phone', async () => {
@@ -261,7 +261,7 @@ describe('console: webhooks and API keys', function () {
       expect(text).to.include('needs webhooks:write');
     expect(await delivery.getByRole('button', { name: /^Redeliver/ }).isDisabled()).to.equal(true);
     await checkScreen(page, 'webhooks-phone');
-    expectClean(c, api, [reader.key, tenant.key]);
+    await expectClean(c, api, [reader.key, tenant.key]);
   });
 
   it('creates a key with scopes and an expiry (shown once), rolls one and revokes one', async () => {
@@ -339,7 +339,7 @@ describe('console: webhooks and API keys', function () {
     expect(refused.status).to.equal(403);
     const revoked = await client.call<ApiKey[]>('/get-api-keys');
     expect(revoked.body.find((k) => k.id === replacement.id)?.revokedAt).to.be.a('string');
-    expectClean(c, api, [tenant.key, secret, rolled]);
+    await expectClean(c, api, [tenant.key, secret, rolled]);
   });
 
   it('offers only the scopes the signed-in key holds, on a phone in dark mode', async () => {
@@ -358,6 +358,6 @@ describe('console: webhooks and API keys', function () {
       'the signed-in key does not hold webhooks:write',
     );
     await checkScreen(page, 'keys-phone-dark');
-    expectClean(c, api, [manager.key, tenant.key]);
+    await expectClean(c, api, [manager.key, tenant.key]);
   });
 });

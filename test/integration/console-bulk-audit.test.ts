@@ -187,7 +187,7 @@ describe('console: bulk actions and the audit log', function () {
     await checkScreen(page, 'bulk');
     await page.setViewportSize(PHONE);
     await checkScreen(page, 'bulk-phone');
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('shows the audit log newest first, filtered and paged, with each entry in words', async () => {
@@ -284,7 +284,7 @@ describe('console: bulk actions and the audit log', function () {
     await form.getByLabel('Actor').fill('system');
     await form.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('No entry matches these filters.').waitFor();
-    expectClean(c, api, [org.key]);
+    await expectClean(c, api, [org.key]);
   });
 
   it('shows the audit log on a phone in the dark', async () => {
@@ -296,7 +296,7 @@ describe('console: bulk actions and the audit log', function () {
     // The bulk actions of the first test are there, with their filters in words.
     expect(await c.page.locator('table.audit-table').innerText()).to.include('bulk_action.created');
     await checkScreen(c.page, 'audit-phone-dark');
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('shows a read-only key the bulk actions disabled and the audit log explained', async () => {
@@ -322,6 +322,6 @@ describe('console: bulk actions and the audit log', function () {
     await page.getByText('needs the audit:read scope').waitFor();
     expect(c.answers.filter((a) => a.includes('/get-audit-log'))).to.deep.equal([]);
     await checkScreen(page, 'audit-denied');
-    expectClean(c, api, [reader.key]);
+    await expectClean(c, api, [reader.key]);
   });
 });

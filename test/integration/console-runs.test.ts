@@ -181,7 +181,7 @@ describe('console: the runs and a run', function () {
     await page.getByRole('link', { name: 'First page' }).click();
     await page.waitForURL((url) => !url.search.includes('cursor='));
     await waitFor('the first page again', async () => (await second())[0] === first[0]);
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it("completes a run's steps through its form, live, naming a missing field", async () => {
@@ -228,7 +228,7 @@ describe('console: the runs and a run', function () {
       'prefilled at creation',
     );
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).to.equal(0);
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('cancels a run with a reason and retries a failed run, each after a confirmation', async () => {
@@ -272,7 +272,7 @@ describe('console: the runs and a run', function () {
     await page.getByRole('heading', { name: 'Complete the current step: Request' }).waitFor();
     expect(await status(failedId)).to.equal('active');
     await page.locator('ol.timeline').getByText('Retried', { exact: true }).waitFor();
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('shows a read-only key its actions disabled with the reason, at both sizes', async () => {
@@ -292,19 +292,19 @@ describe('console: the runs and a run', function () {
     }
     await liveStatus(page).waitFor();
     await checkScreen(page, 'run-phone');
-    expectClean(c, api, [reader.key]);
+    await expectClean(c, api, [reader.key]);
 
     const dark = await signedIn(reader.key, { viewport: PHONE, colorScheme: 'dark' });
     await dark.page.locator(`tr[data-run-id="${id}"]`).waitFor();
     await liveStatus(dark.page).waitFor();
     await checkScreen(dark.page, 'runs-phone-dark');
-    expectClean(dark, api, [reader.key]);
+    await expectClean(dark, api, [reader.key]);
   });
 
   it('explains, instead of failing, to a key without runs:read', async () => {
     const none = await createKey(testDb(), tenant.orgId, { scopes: ['templates:read'] });
     const c = await signedIn(none.key);
     await c.page.getByText('does not hold the runs:read scope').waitFor();
-    expectClean(c, api, [none.key]);
+    await expectClean(c, api, [none.key]);
   });
 });

@@ -64,7 +64,7 @@ describe('console: the frame, sign-in and sign-out', function () {
     expect(await c.page.getByRole('navigation', { name: 'Console' }).innerText()).to.include(
       'Runs',
     );
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('keeps the key in sessionStorage only, and forgets it at sign-out', async () => {
@@ -88,7 +88,7 @@ describe('console: the frame, sign-in and sign-out', function () {
     const after = await c.page.evaluate(() => JSON.stringify({ ...sessionStorage }));
     expect(after).to.not.include(tenant.key);
     expect(after).to.equal('{}');
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('is used from the keyboard alone: sign in, skip to the content, move between screens', async () => {
@@ -123,7 +123,7 @@ describe('console: the frame, sign-in and sign-out', function () {
     expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark)).to.equal(
       marker,
     );
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it("marks the screens a key's scopes do not reach, and works on a phone's screen", async () => {
@@ -135,6 +135,6 @@ describe('console: the frame, sign-in and sign-out', function () {
     const keys = c.page.getByRole('link', { name: 'API keys' });
     expect(await keys.getAttribute('title')).to.equal('needs keys:manage');
     await checkScreen(c.page, 'frame-phone-dark');
-    expectClean(c, api, [narrow.key]);
+    await expectClean(c, api, [narrow.key]);
   });
 });

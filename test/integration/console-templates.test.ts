@@ -167,7 +167,7 @@ describe('console: templates', function () {
     expect(new URL(page.url()).searchParams.get('version')).to.equal('1');
     expect(await page.getByRole('cell', { name: 'Serial (from the box)' }).count()).to.equal(0);
     expect(await page.getByText('This is version 1.').count()).to.equal(1);
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it("shows the API's refusal next to the input its field names", async () => {
@@ -239,7 +239,7 @@ describe('console: templates', function () {
     await page.getByRole('heading', { name: 'Twins', level: 1 }).waitFor();
     const listed = await get<Array<{ name: string }>>('/get-workflow-templates');
     expect(listed.filter((t) => t.name === 'Twins')).to.have.length(1);
-    expectClean(c, api, [tenant.key]);
+    await expectClean(c, api, [tenant.key]);
   });
 
   it('archives and restores a template, after asking', async () => {
@@ -279,7 +279,7 @@ describe('console: templates', function () {
     expect(
       (await get<Detail>(`/get-workflow-template?id=${made.template.id}`, made.key)).archived,
     ).to.equal(false);
-    expectClean(c, api, [made.key]);
+    await expectClean(c, api, [made.key]);
   });
 
   it('pages the list with the keyset cursor', async () => {
@@ -305,7 +305,7 @@ describe('console: templates', function () {
     expect(await page.getByRole('link', { name: 'Next page' }).count()).to.equal(0);
     await page.getByRole('link', { name: 'First page' }).click();
     await page.getByRole('link', { name: 'Form 25' }).waitFor();
-    expectClean(c, api, [many.key]);
+    await expectClean(c, api, [many.key]);
   });
 
   it('shows a read-only key every write action disabled, with its reason', async () => {
@@ -323,7 +323,7 @@ describe('console: templates', function () {
     await page.goto(`${api.url}/console/templates/new`);
     await page.getByRole('heading', { name: 'New template' }).waitFor();
     await expectDenied(page, 'Create template');
-    expectClean(c, api, [reader.key]);
+    await expectClean(c, api, [reader.key]);
   });
 });
 
