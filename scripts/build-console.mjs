@@ -4,6 +4,7 @@
 // gzipped size, and fails the build past the budget: the console must stay small.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import process from 'node:process';
 import { build } from 'esbuild';
 
 const BUDGET_GZIP_BYTES = 150 * 1024;
