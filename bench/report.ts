@@ -1,5 +1,6 @@
 // Turns the phases' figures into the table, the list of targets with PASS/FAIL, the results
 // file and the one-line summary.
+import type { ReplicaPhaseResult } from './phases/replica.js';
 import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
@@ -42,6 +43,7 @@ export interface Figures {
   bulk?: BulkPhaseResult;
   stream?: StreamResult;
   retention?: RetentionPhaseResult;
+  replica?: ReplicaPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -327,6 +329,28 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         b.during.latency.p99 <= 50 && clean,
       ),
     });
+  }
+
+  if (f.replica) {
+    const x = f.replica;
+    for (const name of ['list', 'full'] as const) {
+      const { primary, replica } = x[name];
+      const what = name === 'list' ? 'list (20 a page)' : 'run in full';
+      const clean = primary.failed + replica.failed === 0;
+      rows.push({
+        measure: `replica: ${what} req/s with a replica vs the primary alone (${x.connections} conns; primary rows/req ${fmt(replica.primaryRowsPerRequest)} vs ${fmt(primary.primaryRowsPerRequest)})`,
+        service: fmt(replica.requestsPerSecond, 0),
+        baseline: fmt(primary.requestsPerSecond, 0),
+        ratio: fmt(x.ratio[name], 2),
+        target: '>= 0.5, no errors',
+        result: target(
+          `replica: ${name} with / without`,
+          x.ratio[name],
+          '>= 0.5',
+          x.ratio[name] >= 0.5 && clean,
+        ),
+      });
+    }
   }
 
   if (f.retention) {

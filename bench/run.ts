@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream (some phases),
+// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream,replica (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -42,6 +42,8 @@ import { measureRetention } from './phases/retention.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
 import { measureStream } from './phases/event-stream.js';
+import { measureReplica } from './phases/replica.js';
+import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
 import {
   freePort,
   killAllNow,
@@ -74,7 +76,8 @@ const runs = (
     | 'fairness'
     | 'bulk'
     | 'retention'
-    | 'stream',
+    | 'stream'
+    | 'replica',
 ) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -391,6 +394,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         `  commit → received on the other process: p50 ${x.fromSent.p50} ms p99 ${x.fromSent.p99} ms from the create sent (${x.fromAnswered.p50} / ${x.fromAnswered.p99} ms from its answer); ${x.created} created, ${x.missing} missing, ${x.duplicates} duplicates`,
       );
       memory.sample('after stream phase');
+    }
+    if (runs('replica')) {
+      const missing = mariadbPairMissing();
+      if (missing) {
+        log(`\n[replica] skipped: it starts a MariaDB primary and replica of its own; ${missing}`);
+      } else {
+        log(
+          `\n[replica] list and run-in-full req/s, primary alone vs with a replica (target: with >= 0.5 x without, no errors) (t=${elapsed()} s)`,
+        );
+        figures.replica = await measureReplica({
+          quick: settings.mode === 'quick',
+          startApi: (name, env) =>
+            startHttp(name, 'src/server.js', { ...serviceEnv(PREFIXES.api), ...env }),
+          log,
+        });
+      }
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

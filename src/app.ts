@@ -15,6 +15,7 @@ import { keySchemas } from './auth/key-schemas.js';
 import type { KeyService } from './auth/key-service.js';
 import type { Config } from './config.js';
 import type { Db } from './db.js';
+import type { Reader } from './db-replicas.js';
 import type { AppState } from './http/context.js';
 import { healthRoutes } from './http/health-routes.js';
 import { idempotencyKeys } from './http/idempotency.js';
@@ -51,6 +52,8 @@ export interface AppDeps {
   config: Config;
   log: Logger;
   db: Db;
+  /** Where the reads that may go to a replica go (src/db-replicas.ts); unset: db. */
+  reader?: Reader;
   /** Fail-fast Redis connection for the rate limiter and readiness. */
   redis: RedisClient;
   keys: KeyStore;
@@ -96,7 +99,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
     }),
     ...auditRoutes({
       // Reads only: the entries are written by each change's own store, in its transaction.
-      store: new AuditStore(deps.db),
+      store: new AuditStore(deps.db, deps.reader),
       schemas: auditSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),

@@ -3,6 +3,8 @@
 
 export interface Config {
   databaseUrl: string;
+  /** Read replicas of the primary (src/db-replicas.ts); undefined: every read on the primary. */
+  replicas: ReplicaConfig | undefined;
   redisUrl: string;
   /** Seed nodes of a Redis Cluster; when set, used instead of redisUrl. */
   redisClusterNodes: RedisNode[] | undefined;
@@ -54,6 +56,19 @@ export interface Config {
   webhooks: WebhookConfig;
   retention: RetentionConfig;
   streams: StreamConfig;
+}
+
+/** Reads from MariaDB replicas, with read-your-writes (src/db-replicas.ts). */
+export interface ReplicaConfig {
+  urls: string[];
+  /** Longest a read waits for a replica to reach the primary's position; then it reads the primary. */
+  waitMs: number;
+  /** A replica that cannot reach the primary's position within this is taken out of service. */
+  maxLagMs: number;
+  /** How often each API process checks its replicas. */
+  checkIntervalMs: number;
+  /** Connections of each replica's pool. */
+  poolMax: number;
 }
 
 /** The live event stream (src/streams/). */
@@ -161,6 +176,22 @@ function redisClusterNodes(env: Env): RedisNode[] | undefined {
   });
 }
 
+function replicaConfig(env: Env): ReplicaConfig | undefined {
+  const raw = (env.DATABASE_REPLICA_URLS ?? '').trim();
+  if (raw === '') return undefined;
+  const urls = raw.split(',').map((part, i) => {
+    const name = `DATABASE_REPLICA_URLS (entry ${i + 1})`;
+    return url({ [name]: part.trim() }, name, '', ['mysql:']);
+  });
+  return {
+    urls,
+    waitMs: int(env, 'REPLICA_WAIT_MS', 50, 1, 10_000),
+    maxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 1000, 10, 600_000),
+    checkIntervalMs: int(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
+    poolMax: int(env, 'REPLICA_POOL_MAX', 5, 1, 1000),
+  };
+}
+
 function flag(env: Env, name: string): boolean {
   const raw = (env[name] ?? '').trim();
   if (raw === '' || raw === 'false' || raw === '0') return false;
@@ -237,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', 'mysql://wrs:wrs@127.0.0.1:3306/workflow_runs', [
       'mysql:',
     ]),
+    replicas: replicaConfig(env),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisClusterNodes: redisClusterNodes(env),
     port: int(env, 'PORT', 3000, 0, 65535),

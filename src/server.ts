@@ -12,6 +12,7 @@ import { KeyStore } from './auth/key-store.js';
 import { KeyUsage } from './auth/key-usage.js';
 import { loadConfigOrExit } from './config.js';
 import { createDb } from './db.js';
+import { ReplicaReads } from './db-replicas.js';
 import { onShutdown, throttledWarn } from './lib/process.js';
 import { createLogger } from './logger.js';
 import { ProcessQueues } from './jobs/process-queues.js';
@@ -34,6 +35,11 @@ import { StreamStore } from './streams/stream-store.js';
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
 const db = createDb(config, log);
+// With DATABASE_REPLICA_URLS: the reads listed in the README go to a replica once it has
+// caught up with the primary (read-your-writes); without, `reader` is undefined and every
+// store reads `db` as it always did.
+const replicas = config.replicas ? new ReplicaReads(db, config.replicas, log, config) : undefined;
+const reader = replicas?.read;
 const connections = new RedisConnections(config);
 const redis = connections.request('wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
@@ -54,7 +60,7 @@ const eventSignal = new EventSignal(redis, eventsChannel(config.queuePrefix), lo
   streamHub.wake(orgs),
 );
 
-const templates = new TemplateStore(db, config.writeTimeoutMs);
+const templates = new TemplateStore(db, config.writeTimeoutMs, reader);
 // New runs' batches go in two round trips on a pool of their own that allows several
 // statements a query (RunStore); nothing else the API sends may carry more than one.
 const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, { multipleStatements: true });
@@ -63,12 +69,13 @@ const runs = new RunStore(db, {
   batches: batchDb,
   templates,
   onEventsCommitted: eventSignal.committed,
+  reader,
 });
 const runService = new RunService(templates, runs, new RunNotifier(queues.get('applyRuns')), log);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookService = new WebhookService(
-  new EndpointStore(db, config.writeTimeoutMs),
-  new DeliveryLogStore(db, config.writeTimeoutMs),
+  new EndpointStore(db, config.writeTimeoutMs, reader),
+  new DeliveryLogStore(db, config.writeTimeoutMs, reader),
   config.webhooks,
   queues.get('webhookDelivery'),
 );
@@ -78,6 +85,7 @@ const keys = new KeyStore(db, config.keyCacheTtlMs, {
   lookupTimeoutMs: config.requestTimeoutMs,
   writeTimeoutMs: config.writeTimeoutMs,
   usage: keyUsage,
+  reader,
 });
 let shuttingDown = false;
 
@@ -85,6 +93,7 @@ const app = createApp({
   config,
   log,
   db,
+  reader,
   redis,
   keys,
   templateService: new TemplateService(templates),
@@ -105,6 +114,8 @@ const app = createApp({
 });
 
 keyUsage.start();
+// The first check decides which replicas start in service; until then reads use the primary.
+void replicas?.start();
 streamHub.start();
 registerProcessGauges({ db, redisPing: () => redis.ping() });
 const metricsServer = startMetricsServer(config.metricsPort, log);
@@ -135,5 +146,6 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
   redis.disconnect();
   connections.close();
   metricsServer?.close();
+  await replicas?.close();
   await Promise.all([db.destroy(), batchDb.destroy()]);
 });

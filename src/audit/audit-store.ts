@@ -2,6 +2,7 @@
 // record (insertAuditEntries takes that transaction's query), never on their own; reads are
 // the organization's, newest first, in keyset pages.
 import type { Db, TxQuery } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import { newId } from '../lib/ids.js';
 import { actorJson, actorRef, parseActor } from './actor.js';
 import type { AuditEventType, NewAuditEntry } from './audit-events.js';
@@ -84,7 +85,11 @@ function indexFor(filter: AuditFilter, type: AuditEventType | undefined): string
 }
 
 export class AuditStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Where the API's reads of the log go (src/db-replicas.ts). */
+    private readonly read: Reader = onPool(db),
+  ) {}
 
   /**
    * A page of the organization's entries, newest first, before the given seq, filtered. As
@@ -100,9 +105,19 @@ export class AuditStore {
     limit: number,
     beforeSeq: number | null,
   ): Promise<ListedRow[]> {
+    return this.read((db) => this.readPage(db, organizationId, filter, limit, beforeSeq));
+  }
+
+  private async readPage(
+    db: Db,
+    organizationId: string,
+    filter: AuditFilter,
+    limit: number,
+    beforeSeq: number | null,
+  ): Promise<ListedRow[]> {
     const scan = (type: AuditEventType | undefined): Promise<ListedRow[]> => {
-      const query = this.db<ListedRow>(
-        this.db.raw(`?? FORCE INDEX (${indexFor(filter, type)})`, ['audit_log']),
+      const query = db<ListedRow>(
+        db.raw(`?? FORCE INDEX (${indexFor(filter, type)})`, ['audit_log']),
       )
         .select(...LIST_COLUMNS)
         .where('organization_id', organizationId)

@@ -11,6 +11,7 @@ import { ADMIN_CLI, actorJson, actorOf, type Actor } from '../audit/actor.js';
 import type { NewAuditEntry } from '../audit/audit-events.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -170,6 +171,8 @@ export interface KeyStoreOptions {
   writeTimeoutMs?: number;
   /** Where the API process notes each accepted use (lastUsedAt); none elsewhere. */
   usage?: KeyUsage;
+  /** Where the API's reads of the keys list go (src/db-replicas.ts). */
+  reader?: Reader;
 }
 
 export class KeyStore {
@@ -177,6 +180,7 @@ export class KeyStore {
   private readonly lookupTimeoutMs: number;
   private readonly writeTimeoutMs: number;
   private readonly usage: KeyUsage | undefined;
+  private readonly read: Reader;
 
   constructor(
     private readonly db: Db,
@@ -186,6 +190,7 @@ export class KeyStore {
     this.lookupTimeoutMs = options.lookupTimeoutMs ?? 10_000;
     this.writeTimeoutMs = options.writeTimeoutMs ?? 5000;
     this.usage = options.usage;
+    this.read = options.reader ?? onPool(db);
   }
 
   async authenticate(key: string): Promise<Principal | null> {
@@ -261,13 +266,15 @@ export class KeyStore {
 
   /** A page of the organization's keys, newest first, before a seq (keyset). */
   async list(organizationId: string, limit: number, beforeSeq: number | null) {
-    const query = this.db<ApiKeyRow>('api_keys')
-      .select(ROW_COLUMNS.split(', '))
-      .where({ organization_id: organizationId })
-      .orderBy('seq', 'desc')
-      .limit(limit);
-    if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
-    return (await query) as unknown as ApiKeyRow[];
+    return this.read(async (db) => {
+      const query = db<ApiKeyRow>('api_keys')
+        .select(ROW_COLUMNS.split(', '))
+        .where({ organization_id: organizationId })
+        .orderBy('seq', 'desc')
+        .limit(limit);
+      if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
+      return (await query) as unknown as ApiKeyRow[];
+    });
   }
 
   /**

@@ -226,9 +226,9 @@ export class RunService {
 
   /** One run in full, with its history; 404 for another organization's run or none. */
   async get(principal: Principal, id: string): Promise<{ run: RunRecord; history: RunEvent[] }> {
-    const run = await this.runs.findForOrganization(principal.organizationId, id);
-    if (!run) throw runNotFound(id);
-    return { run, history: await this.runs.events(run.id) };
+    const found = await this.runs.findInFull(principal.organizationId, id);
+    if (!found) throw runNotFound(id);
+    return found;
   }
 
   /**

@@ -2,6 +2,7 @@
 // written in one transaction with its events, so an event exists only if its change was
 // committed; every change is guarded by the version its writer read (see run-sql.ts).
 import { writeBatch, writeScript, writeTransaction, type Db } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
 import { countChange } from '../metrics/metrics.js';
 import { TemplateStore, versionKey } from '../templates/template-store.js';
@@ -66,6 +67,8 @@ export interface RunStoreOptions {
    * stream's wake-up, src/streams/event-signal.ts). Every write of events goes through here.
    */
   onEventsCommitted?: (organizationIds: readonly string[]) => void;
+  /** Where the API's reads of lists, counts and runs in full go (src/db-replicas.ts). */
+  reader?: Reader;
 }
 
 /** The organizations of the runs given. */
@@ -79,6 +82,7 @@ export class RunStore {
   private readonly batches: Db | undefined;
   private readonly templates: TemplateStore;
   private readonly eventsCommitted: (organizationIds: readonly string[]) => void;
+  private readonly read: Reader;
 
   constructor(
     private readonly db: Db,
@@ -89,6 +93,7 @@ export class RunStore {
     this.batches = options.batches;
     this.templates = options.templates ?? new TemplateStore(db);
     this.eventsCommitted = options.onEventsCommitted ?? (() => undefined);
+    this.read = options.reader ?? onPool(db);
   }
 
   /**
@@ -225,17 +230,31 @@ export class RunStore {
     beforeSeq: number | null,
     filter: RunFilter = {},
   ): Promise<RunSummaryRow[]> {
-    return listRunSummaries(this.db, organizationId, limit, beforeSeq, filter);
+    return this.read((db) => listRunSummaries(db, organizationId, limit, beforeSeq, filter));
   }
 
   /** The organization's runs matching the filter, by status, each up to RUN_COUNT_LIMIT. */
   countRuns(organizationId: string, filter: RunFilter): Promise<RunCounts> {
-    return countRuns(this.db, organizationId, filter, RUN_COUNT_LIMIT);
+    return this.read((db) => countRuns(db, organizationId, filter, RUN_COUNT_LIMIT));
+  }
+
+  /** The organization's run with its history, read where the reader says (a run in full). */
+  async findInFull(
+    organizationId: string,
+    id: string,
+  ): Promise<{ run: RunRecord; history: RunEvent[] } | undefined> {
+    const found = await this.read(async (db) => {
+      const row = await db<RunRow>('workflow_runs')
+        .where({ id, organization_id: organizationId })
+        .first();
+      return row ? { row, history: await this.events(row.id, db) } : undefined;
+    });
+    return found && { run: await this.runFromRow(found.row), history: found.history };
   }
 
   /** The run's history, in order. */
-  async events(runId: string): Promise<RunEvent[]> {
-    const rows = await this.db<RunEventTableRow>('run_events')
+  async events(runId: string, db: Db = this.db): Promise<RunEvent[]> {
+    const rows = await db<RunEventTableRow>('run_events')
       .where({ run_id: runId })
       .orderBy('seq', 'asc');
     return rows.map(fromEventRow);

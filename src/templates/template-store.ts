@@ -15,6 +15,7 @@
 import { ADMIN_CLI, actorJson, parseActor, type Actor } from '../audit/actor.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -146,6 +147,8 @@ export class TemplateStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs = 5000,
+    /** Where the API's reads of templates go (src/db-replicas.ts); unset: this.db. */
+    private readonly reader?: Reader,
   ) {
     this.heads = new Batcher((ids) => this.readHeads(ids), { maxBatch: 500, maxInFlight: 2 });
   }
@@ -373,8 +376,10 @@ export class TemplateStore {
     id: string,
     version?: number,
   ): Promise<TemplateState | 'no_version' | undefined> {
-    const head = await this.head(organizationId, id);
-    if (!head) return undefined;
+    const head = this.reader
+      ? await this.reader(async (db) => (await readHeadsOn(db, [id]))[0])
+      : await this.head(organizationId, id);
+    if (head?.organizationId !== organizationId) return undefined;
     const wanted = version ?? head.latestVersion;
     if (wanted > head.latestVersion) return 'no_version';
     const found = (await this.findVersions([{ id, version: wanted }])).get(versionKey(id, wanted));
@@ -421,19 +426,31 @@ export class TemplateStore {
     limit: number,
     beforeVersion: number | null,
   ): Promise<VersionSummary[] | undefined> {
-    const head = await this.db('workflow_templates')
+    return (this.reader ?? onPool(this.db))((db) =>
+      this.readVersions(db, organizationId, id, limit, beforeVersion),
+    );
+  }
+
+  private async readVersions(
+    db: Db,
+    organizationId: string,
+    id: string,
+    limit: number,
+    beforeVersion: number | null,
+  ): Promise<VersionSummary[] | undefined> {
+    const head = await db('workflow_templates')
       .select('id')
       .where({ id, organization_id: organizationId })
       .first();
     if (!head) return undefined;
-    const query = this.db('workflow_template_versions')
+    const query = db('workflow_template_versions')
       .select(
         'version',
         'name',
         'created_at',
         'created_by',
-        this.db.raw('JSON_LENGTH(pages) AS page_count'),
-        this.db.raw(
+        db.raw('JSON_LENGTH(pages) AS page_count'),
+        db.raw(
           `COALESCE(JSON_LENGTH(JSON_EXTRACT(pages, '$[*].inputFields[*]')), 0) AS field_count`,
         ),
       )
@@ -470,12 +487,22 @@ export class TemplateStore {
     limit: number,
     beforeSeq: number | null,
   ): Promise<Array<Template & { seq: number }>> {
+    return (this.reader ?? onPool(this.db))((db) =>
+      this.readList(db, organizationId, archived, limit, beforeSeq),
+    );
+  }
+
+  private async readList(
+    db: Db,
+    organizationId: string,
+    archived: boolean,
+    limit: number,
+    beforeSeq: number | null,
+  ): Promise<Array<Template & { seq: number }>> {
     // FORCE INDEX keeps a deep page a range scan on (organization_id, archived, seq); see
     // RunStore.
-    const query = this.db(
-      this.db.raw('?? AS t FORCE INDEX (workflow_templates_org_archived_seq)', [
-        'workflow_templates',
-      ]),
+    const query = db(
+      db.raw('?? AS t FORCE INDEX (workflow_templates_org_archived_seq)', ['workflow_templates']),
     )
       .join('workflow_template_versions as v', (on) =>
         on.on('v.template_id', 't.id').andOn('v.version', 't.latest_version'),
@@ -500,13 +527,17 @@ export class TemplateStore {
   }
 
   /** The heads of the templates asked for, in one query; one entry per id, in order. */
-  private async readHeads(ids: string[]): Promise<Array<TemplateHead | undefined>> {
-    const rows = (await this.db('workflow_templates')
-      .select(...HEAD_COLUMNS)
-      .whereIn('id', [...new Set(ids)])) as HeadRow[];
-    const byId = new Map(rows.map((row) => [row.id, fromHeadRow(row)]));
-    return ids.map((id) => byId.get(id));
+  private readHeads(ids: string[]): Promise<Array<TemplateHead | undefined>> {
+    return readHeadsOn(this.db, ids);
   }
+}
+
+async function readHeadsOn(db: Db, ids: string[]): Promise<Array<TemplateHead | undefined>> {
+  const rows = (await db('workflow_templates')
+    .select(...HEAD_COLUMNS)
+    .whereIn('id', [...new Set(ids)])) as HeadRow[];
+  const byId = new Map(rows.map((row) => [row.id, fromHeadRow(row)]));
+  return ids.map((id) => byId.get(id));
 }
 
 async function readHead(

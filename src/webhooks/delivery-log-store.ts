@@ -2,6 +2,7 @@
 // attempts, and a redelivery (a delivery owed again, now). The attempts themselves are the
 // DeliveryStore's.
 import { writeTransaction, type Db } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -18,6 +19,8 @@ export class DeliveryLogStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
+    /** Where the API's reads of the log go (src/db-replicas.ts). */
+    private readonly read: Reader = onPool(db),
   ) {}
 
   /** A page of the organization's delivery log, newest first, with each delivery's attempts. */
@@ -27,14 +30,24 @@ export class DeliveryLogStore {
     limit: number,
     beforeSeq: number | null,
   ): Promise<Array<{ delivery: DeliveryRow; attempts: AttemptRow[] }>> {
-    const q = this.db<DeliveryRow>('webhook_deliveries').where({ organization_id: organizationId });
+    return this.read((db) => this.readLog(db, organizationId, filter, limit, beforeSeq));
+  }
+
+  private async readLog(
+    db: Db,
+    organizationId: string,
+    filter: DeliveryFilter,
+    limit: number,
+    beforeSeq: number | null,
+  ): Promise<Array<{ delivery: DeliveryRow; attempts: AttemptRow[] }>> {
+    const q = db<DeliveryRow>('webhook_deliveries').where({ organization_id: organizationId });
     if (filter.endpointId !== undefined) q.andWhere({ endpoint_id: filter.endpointId });
     if (filter.runId !== undefined) q.andWhere({ run_id: filter.runId });
     if (filter.status !== undefined) q.andWhere({ status: filter.status });
     if (beforeSeq !== null) q.andWhere('seq', '<', beforeSeq);
     const deliveries = await q.orderBy('seq', 'desc').limit(limit);
     if (deliveries.length === 0) return [];
-    const attempts = await this.db<AttemptRow>('webhook_attempts')
+    const attempts = await db<AttemptRow>('webhook_attempts')
       .whereIn(
         'delivery_id',
         deliveries.map((d) => d.id),

@@ -5,6 +5,7 @@
 import type { NewAuditEntry } from '../audit/audit-events.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { inlineSql, writeTransaction, type Db, type TxQuery } from '../db.js';
+import { onPool, type Reader } from '../db-replicas.js';
 import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
@@ -91,6 +92,8 @@ export class EndpointStore {
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
+    /** Where the API's reads of the endpoints list go (src/db-replicas.ts). */
+    private readonly read: Reader = onPool(db),
   ) {}
 
   /**
@@ -140,12 +143,14 @@ export class EndpointStore {
   }
 
   async list(organizationId: string): Promise<Endpoint[]> {
-    const rows = await this.db<EndpointRow>('webhook_endpoints')
-      .where({ organization_id: organizationId })
-      .orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+    const rows = await this.read((db) =>
+      db<EndpointRow>('webhook_endpoints')
+        .where({ organization_id: organizationId })
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ]),
+    );
     return rows.map(fromEndpointRow);
   }
 
