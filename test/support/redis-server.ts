@@ -48,6 +48,11 @@ export class RedisServer {
     return this.child !== undefined;
   }
 
+  /** The server's pid while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** Starts the server (again) on its port, empty. */
   async launch(): Promise<void> {
     if (this.child) throw new Error('redis-server already running');
@@ -92,12 +97,12 @@ export class RedisServer {
     });
   }
 
-  /** Kills the server at once (SIGKILL): every connection drops, every key is gone. */
+  /** Kills the server at once (kill -9 by pid): every connection drops, every key is gone. */
   async kill(): Promise<void> {
     const child = this.child;
-    if (!child) return;
+    if (!child?.pid) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
+    process.kill(child.pid, 'SIGKILL');
     await exited;
   }
 
