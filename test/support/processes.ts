@@ -112,7 +112,10 @@ export async function startApi(env: Record<string, string> = {}): Promise<ApiPro
   const api = new ApiProcess(child, port, env.BASE_PATH ?? '');
   // Several API processes: ready once the supervisor has seen each of them listen.
   const several = Number(env.API_PROCESSES ?? '1') > 1;
-  await api.waitForLine(several ? /"msg":"api processes listening"/ : /"msg":"listening"/);
+  await api.waitForLine(
+    several ? /"msg":"api processes listening"/ : /"msg":"listening"/,
+    several ? 30000 : 15000,
+  );
   return api;
 }
 
