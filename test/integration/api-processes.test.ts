@@ -177,17 +177,22 @@ describe('two API processes on one port', function () {
       await api.waitForLine(new RegExp(`"pid":${pid},.*"msg":"listening"`), 5000);
     }
     const tenant = await createTenant(testDb());
-    const outcomes = await Promise.all(
-      Array.from({ length: 20 }, () => call(api, '/get-workflow-templates', { key: tenant.key })),
-    );
-    expect(outcomes.map((o) => (answered(o) ? o.status : o.kind))).to.deep.equal(
-      Array(20).fill(200),
-    );
-    const served = await servedBy(
-      api,
-      outcomes.map((o) => o.requestId),
-    );
-    expect([...new Set(served.values())].sort()).to.deep.equal([...pids].sort());
+    // Bursts of 20 fresh connections until both processes have served (the kernel picks).
+    const seen = new Set<number>();
+    for (let burst = 0; burst < 10 && seen.size < 2; burst++) {
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, () => call(api, '/get-workflow-templates', { key: tenant.key })),
+      );
+      expect(outcomes.map((o) => (answered(o) ? o.status : o.kind))).to.deep.equal(
+        Array(20).fill(200),
+      );
+      const served = await servedBy(
+        api,
+        outcomes.map((o) => o.requestId),
+      );
+      for (const pid of served.values()) seen.add(pid);
+    }
+    expect([...seen].sort()).to.deep.equal([...pids].sort());
   });
 
   it('holds one rate-limit budget for both: never more than RATE_LIMIT_MAX gets through', async () => {
@@ -267,7 +272,10 @@ describe('two API processes on one port', function () {
   });
 
   it('runs a create once for one Idempotency-Key sent concurrently across both processes', async () => {
-    for (let attempt = 0; attempt < 3; attempt++) {
+    // The kernel picks the process of each connection, and may give one process a whole burst:
+    // every attempt must store one run, and three of them must have been spread over both.
+    let spread = 0;
+    for (let attempt = 0; attempt < 12 && spread < 3; attempt++) {
       const tenant = await createTenant(testDb());
       const idempotencyKey = randomUUID();
       const outcomes = await Promise.all(
@@ -283,7 +291,7 @@ describe('two API processes on one port', function () {
         api,
         outcomes.map((o) => o.requestId),
       );
-      expect(new Set(served.values()).size, 'processes that served').to.equal(2);
+      if (new Set(served.values()).size === 2) spread++;
       const runs = (await testDb()('workflow_runs')
         .select('id')
         .where({ organization_id: tenant.orgId })) as Array<{ id: string }>;
@@ -297,6 +305,7 @@ describe('two API processes on one port', function () {
         }
       }
     }
+    expect(spread, 'attempts served by both processes').to.equal(3);
   });
 
   it('replaces a process killed -9 while the other keeps answering', async () => {
@@ -317,7 +326,8 @@ describe('two API processes on one port', function () {
     const replacement = await waitFor(
       'a replacement process',
       () => livePids(api).find((p) => p !== victim && p !== survivor),
-      10000,
+      // A process starts in 1–2 s here, but in over 10 s on a machine loaded by other work.
+      25000,
     );
     const replacedAt = Date.now();
     // Both the survivor and the replacement serve.
@@ -327,7 +337,7 @@ describe('two API processes on one port', function () {
         const o = await call(api, '/get-workflow-templates', { key: tenant.key });
         return (await servedBy(api, [o.requestId])).get(o.requestId) === replacement;
       },
-      10000,
+      15000,
     );
     await sleep(200);
     running = false;
