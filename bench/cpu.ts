@@ -100,3 +100,12 @@ export class CpuMeter {
     return out;
   }
 }
+
+/** A process with its live children and what its ended children used (a supervisor's tree). */
+export const processTreeTicks =
+  (pid: number): TickReader =>
+  () => {
+    let ticks = cpuTicks(pid, true);
+    for (const p of processes()) if (p.ppid === pid) ticks += cpuTicks(p.pid) || 0;
+    return ticks;
+  };

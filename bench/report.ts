@@ -8,6 +8,7 @@ import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
+import type { ProcsPhaseResult } from './phases/api-processes.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import type { RetentionPhaseResult } from './phases/retention.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
@@ -42,6 +43,7 @@ export interface Figures {
   fairness?: FairnessResult;
   bulk?: BulkPhaseResult;
   stream?: StreamResult;
+  procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
   replica?: ReplicaPhaseResult;
   memory: MemoryTracker;
@@ -293,6 +295,30 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         '<= 200',
         x.fromSent.p99 <= 200 && clean,
       ),
+    });
+  }
+
+  if (f.procs) {
+    const { one, two } = f.procs;
+    const r = ratio(two.result.requestsPerSecond, one.result.requestsPerSecond);
+    rows.push({
+      measure: `create req/s, best round: 2 API processes vs 1 (API_PROCESSES; ${two.result.generator})`,
+      service: fmt(two.result.requestsPerSecond, 0),
+      baseline: fmt(one.result.requestsPerSecond, 0),
+      ratio: fmt(r, 2),
+      target: '>= 0.9',
+      result: target('procs: create req/s, 2 API processes ÷ 1', r, '>= 0.9', r >= 0.9),
+    });
+    rows.push({
+      measure: 'API CPU µs per create (every process), 2 API processes vs 1',
+      service: fmt(two.cpuUsPerRequest.api ?? Number.NaN, 0),
+      baseline: fmt(one.cpuUsPerRequest.api ?? Number.NaN, 0),
+      ratio: fmt(
+        ratio(two.cpuUsPerRequest.api ?? Number.NaN, one.cpuUsPerRequest.api ?? Number.NaN),
+        2,
+      ),
+      target: '',
+      result: '',
     });
   }
 

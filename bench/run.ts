@@ -7,7 +7,8 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream,replica (some phases),
+// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream,replica,procs (some
+// phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -44,6 +45,7 @@ import { measureWebhooks } from './phases/webhook-delivery.js';
 import { measureStream } from './phases/event-stream.js';
 import { measureReplica } from './phases/replica.js';
 import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
+import { measureApiProcesses } from './phases/api-processes.js';
 import {
   freePort,
   killAllNow,
@@ -77,7 +79,8 @@ const runs = (
     | 'bulk'
     | 'retention'
     | 'stream'
-    | 'replica',
+    | 'replica'
+    | 'procs',
 ) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -409,6 +412,33 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
             startHttp(name, 'src/server.js', { ...serviceEnv(PREFIXES.api), ...env }),
           log,
         });
+      }
+    }
+    if (runs('procs')) {
+      log(
+        `\n[procs] create throughput with 1 and with 2 API processes (API_PROCESSES), alternated, ${settings.connections} connections, ${settings.createSeconds} s per round; target: 2 ÷ 1 >= 0.9 (t=${elapsed()} s)`,
+      );
+      const [one, two] = await Promise.all([
+        startHttp('api-procs-1', 'src/server.js', serviceEnv(PREFIXES.api)),
+        startHttp('api-procs-2', 'src/server.js', {
+          ...serviceEnv(PREFIXES.api),
+          API_PROCESSES: '2',
+        }),
+      ]);
+      try {
+        await two.proc.waitForLog(/"msg":"api processes listening"/);
+        figures.procs = await measureApiProcesses({
+          settings,
+          db,
+          tenant,
+          apis: {
+            1: { url: `${one.url}/create-workflow-run`, pid: one.proc.pid },
+            2: { url: `${two.url}/create-workflow-run`, pid: two.proc.pid },
+          },
+          log,
+        });
+      } finally {
+        await Promise.all([one.proc.stop(), two.proc.stop()]);
       }
     }
     log(

@@ -9,6 +9,8 @@ export interface Config {
   /** Seed nodes of a Redis Cluster; when set, used instead of redisUrl. */
   redisClusterNodes: RedisNode[] | undefined;
   port: number;
+  /** API processes serving the port (node:cluster); 1: the process serves itself. */
+  apiProcesses: number;
   basePath: string;
   queuePrefix: string;
   logLevel: LogLevel;
@@ -272,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisClusterNodes: redisClusterNodes(env),
     port: int(env, 'PORT', 3000, 0, 65535),
+    apiProcesses: int(env, 'API_PROCESSES', 1, 1, 64),
     basePath: basePath(env),
     queuePrefix,
     logLevel,

@@ -1,6 +1,12 @@
 // The API process: serves HTTP until SIGTERM/SIGINT, then stops accepting, lets in-flight
 // requests finish, writes every accepted run and closes its connections.
 import { createServer } from 'node:http';
+import {
+  isApiSupervisor,
+  isSupervisedApiProcess,
+  reportMetricsToSupervisor,
+  superviseApiProcesses,
+} from './api-processes.js';
 import { createApp } from './app.js';
 import { registerProcessGauges } from './metrics/gauges.js';
 import { startMetricsServer } from './metrics/server.js';
@@ -33,6 +39,8 @@ import { StreamHub } from './streams/stream-hub.js';
 import { StreamStore } from './streams/stream-store.js';
 
 const config = loadConfigOrExit();
+// API_PROCESSES > 1: this process only supervises the API processes, which run this file too.
+if (isApiSupervisor(config)) await superviseApiProcesses(config);
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
 const db = createDb(config, log);
 // With DATABASE_REPLICA_URLS: the reads listed in the README go to a replica once it has
@@ -118,7 +126,9 @@ keyUsage.start();
 void replicas?.start();
 streamHub.start();
 registerProcessGauges({ db, redisPing: () => redis.ping() });
-const metricsServer = startMetricsServer(config.metricsPort, log);
+const metricsServer = isSupervisedApiProcess()
+  ? reportMetricsToSupervisor()
+  : startMetricsServer(config.metricsPort, log);
 
 const server = createServer(app.callback());
 answerClientErrors(server, log);

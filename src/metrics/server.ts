@@ -4,15 +4,25 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from '../logger.js';
 import { registry } from './metrics.js';
 
-export function startMetricsServer(port: number | undefined, log: Logger): Server | undefined {
+/** Where the text comes from: this process's registry, or the API processes' summed. */
+export interface MetricsSource {
+  contentType: string;
+  metrics(): Promise<string>;
+}
+
+export function startMetricsServer(
+  port: number | undefined,
+  log: Logger,
+  source: MetricsSource = registry,
+): Server | undefined {
   if (port === undefined) return undefined;
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not found"}');
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    source.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': source.contentType }).end(text),
       (err: unknown) => {
         log.warn('metrics collection failed', { err });
         res.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"failed"}');

@@ -110,7 +110,12 @@ export async function startApi(env: Record<string, string> = {}): Promise<ApiPro
   const port = await freePort();
   const child = start('api', 'src/server.js', { ...env, PORT: String(port) }).child;
   const api = new ApiProcess(child, port, env.BASE_PATH ?? '');
-  await api.waitForLine(/"msg":"listening"/);
+  // Several API processes: ready once the supervisor has seen each of them listen.
+  const several = Number(env.API_PROCESSES ?? '1') > 1;
+  await api.waitForLine(
+    several ? /"msg":"api processes listening"/ : /"msg":"listening"/,
+    several ? 30000 : 15000,
+  );
   return api;
 }
 
