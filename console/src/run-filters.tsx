@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { Query } from './api.js';
 import { RUN_STATUSES, type RunStatus } from './types.js';
-import { useLoad } from './ui.js';
+import { isoOfLocalInput, localInputOf, useLoad } from './ui.js';
 
 export interface RunFilterValues {
   statuses: RunStatus[];
@@ -80,18 +80,6 @@ export function filterSearch(filter: RunFilterValues, extra: Record<string, stri
 
 export function isEmpty(filter: RunFilterValues): boolean {
   return Object.values(filterQuery(filter)).every((v) => v === undefined);
-}
-
-/** An ISO time as a datetime-local input's value (the browser's time zone), and back. */
-function toLocalInput(iso: string): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
-  return local.toISOString().slice(0, 16);
-}
-function fromLocalInput(value: string): string {
-  return value ? new Date(value).toISOString() : '';
 }
 
 interface TemplateOption {
@@ -211,8 +199,8 @@ export function RunFilterForm({
             <input
               id={id(key)}
               type="datetime-local"
-              value={toLocalInput(draft[key])}
-              onInput={(event) => set(key, fromLocalInput(event.currentTarget.value))}
+              value={localInputOf(draft[key])}
+              onInput={(event) => set(key, isoOfLocalInput(event.currentTarget.value))}
             />
           </label>
         ))}

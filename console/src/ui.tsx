@@ -4,7 +4,7 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { Api, ApiError, messageOf } from './api.js';
+import { Api, ApiError, messageOf, type Page } from './api.js';
 import { holds, type Session } from './session.js';
 import type { Scope } from './types.js';
 
@@ -93,6 +93,25 @@ const FORMAT = new Intl.DateTimeFormat(undefined, {
 
 export function localTime(date: Date): string {
   return FORMAT.format(date);
+}
+
+/**
+ * An ISO time as a datetime-local input's value, in the browser's time zone (to the minute, or
+ * to the second); '' for none or an invalid time.
+ */
+export function localInputOf(iso: string, seconds = false): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
+  return local.toISOString().slice(0, seconds ? 19 : 16);
+}
+
+/** A datetime-local input's value (the browser's time zone) as an ISO time; '' for none. */
+export function isoOfLocalInput(value: string): string {
+  if (!value) return '';
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
 }
 
 function relativeTime(date: Date): string {
@@ -323,5 +342,51 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     >
       {done ? 'Copied' : label}
     </button>
+  );
+}
+
+/**
+ * "Load next page" under a list that grows in place: appends the next page's items (those not
+ * shown already, by id) to the list's data, with its own loading and error state.
+ */
+export function LoadMore<T extends { id: string }>({
+  list,
+  fetch,
+}: {
+  list: Loaded<Page<T>>;
+  fetch(cursor: string): Promise<Page<T>>;
+}) {
+  const [state, setState] = useState<{ loading: boolean; error: unknown }>({
+    loading: false,
+    error: null,
+  });
+  const cursor = list.data?.next;
+  const load = async (from: string) => {
+    setState({ loading: true, error: null });
+    try {
+      const next = await fetch(from);
+      list.set((page) => ({
+        items: [
+          ...(page?.items ?? []),
+          ...next.items.filter((item) => !page?.items.some((p) => p.id === item.id)),
+        ],
+        next: next.next,
+      }));
+      setState({ loading: false, error: null });
+    } catch (e) {
+      setState({ loading: false, error: e });
+    }
+  };
+  return (
+    <>
+      <ErrorBanner error={state.error} title="The next page could not be loaded" />
+      {cursor && (
+        <div class="buttons">
+          <button type="button" disabled={state.loading} onClick={() => void load(cursor)}>
+            {state.loading ? 'Loading…' : 'Load next page'}
+          </button>
+        </div>
+      )}
+    </>
   );
 }

@@ -18,6 +18,8 @@ import {
   Time,
   useCan,
   useLoad,
+  isoOfLocalInput,
+  localInputOf,
 } from '../ui.js';
 
 const PAGE_SIZES = ['10', '25', '50', '100'] as const;
@@ -313,24 +315,14 @@ function TimeField(props: {
         id={props.id}
         type="datetime-local"
         step="1"
-        value={toLocalInput(props.value)}
+        value={localInputOf(props.value, true)}
         aria-invalid={props.error ? true : undefined}
         aria-describedby={props.error ? `${props.id}-error` : undefined}
-        onInput={(event) => {
-          const v = event.currentTarget.value;
-          props.onInput(v ? new Date(v).toISOString() : '');
-        }}
+        onInput={(event) => props.onInput(isoOfLocalInput(event.currentTarget.value))}
       />
       <FieldMessage id={`${props.id}-error`} message={props.error} />
     </div>
   );
-}
-
-function toLocalInput(iso: string): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
 }
 
 const SUBJECTS: Record<string, string> = {

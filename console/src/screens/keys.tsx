@@ -22,6 +22,8 @@ import {
   useConsole,
   useLoad,
   useNotice,
+  isoOfLocalInput,
+  LoadMore,
 } from '../ui.js';
 
 const PAGE_SIZE = 50;
@@ -106,13 +108,6 @@ function KeyStateCell({ apiKey }: { apiKey: ApiKey }) {
   );
 }
 
-/** A datetime-local input's value (the browser's time zone) as an ISO time. */
-function isoOf(local: string): string | undefined {
-  if (!local) return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
 function CreateKeyForm({ onCreated }: { onCreated(key: ApiKeyWithSecret): void }) {
   const { api, session } = useConsole();
   const [name, setName] = useState('');
@@ -136,7 +131,7 @@ function CreateKeyForm({ onCreated }: { onCreated(key: ApiKeyWithSecret): void }
       const made = await api.post<ApiKeyWithSecret>('/create-api-key', {
         name: name.trim(),
         scopes,
-        expires_at: isoOf(expires),
+        expires_at: isoOfLocalInput(expires) || undefined,
       });
       setName('');
       setScopes([]);
@@ -402,10 +397,6 @@ export function KeysScreen() {
   const [made, setMade] = useState<{ title: string; key: ApiKeyWithSecret } | null>(null);
   const [rolling, setRolling] = useState<ApiKey | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
-  const [more, setMore] = useState<{ loading: boolean; error: unknown }>({
-    loading: false,
-    error: null,
-  });
   const [notice, notify] = useNotice();
   const selfId = session.info.id;
 
@@ -448,23 +439,6 @@ export function KeysScreen() {
       notify(`Key ${name} revoked.`);
     } catch (e) {
       setActionError(e);
-    }
-  };
-
-  const loadMore = async (cursor: string) => {
-    setMore({ loading: true, error: null });
-    try {
-      const next = await api.page<ApiKey>('/get-api-keys', { limit: PAGE_SIZE, cursor });
-      keys.set((page) => ({
-        items: [
-          ...(page?.items ?? []),
-          ...next.items.filter((k) => !page?.items.some((p) => p.id === k.id)),
-        ],
-        next: next.next,
-      }));
-      setMore({ loading: false, error: null });
-    } catch (e) {
-      setMore({ loading: false, error: e });
     }
   };
 
@@ -548,18 +522,10 @@ export function KeysScreen() {
             </tbody>
           </table>
         )}
-        <ErrorBanner error={more.error} title="The next page could not be loaded" />
-        {keys.data?.next && (
-          <div class="buttons">
-            <button
-              type="button"
-              disabled={more.loading}
-              onClick={() => void loadMore(keys.data!.next!)}
-            >
-              {more.loading ? 'Loading…' : 'Load next page'}
-            </button>
-          </div>
-        )}
+        <LoadMore
+          list={keys}
+          fetch={(cursor) => api.page<ApiKey>('/get-api-keys', { limit: PAGE_SIZE, cursor })}
+        />
       </section>
     </section>
   );

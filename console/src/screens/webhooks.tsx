@@ -29,6 +29,7 @@ import {
   useConsole,
   useLoad,
   useNotice,
+  LoadMore,
 } from '../ui.js';
 import { ShownOnce } from './keys.js';
 
@@ -366,10 +367,6 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
   );
   const [actionError, setActionError] = useState<unknown>(null);
   const [pollError, setPollError] = useState<unknown>(null);
-  const [more, setMore] = useState<{ loading: boolean; error: unknown }>({
-    loading: false,
-    error: null,
-  });
   const [polls, setPolls] = useState(0);
   const [notice, notify] = useNotice();
   const owed = deliveries.data?.items.some((d) => d.status === 'pending') ?? false;
@@ -434,26 +431,6 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
       notify(`${delivery.eventType} is being delivered again.`);
     } catch (e) {
       setActionError(e);
-    }
-  };
-
-  const loadMore = async (cursor: string) => {
-    setMore({ loading: true, error: null });
-    try {
-      const next = await api.page<WebhookDelivery>('/get-webhook-deliveries', {
-        ...query,
-        cursor,
-      });
-      deliveries.set((page) => ({
-        items: [
-          ...(page?.items ?? []),
-          ...next.items.filter((d) => !page?.items.some((p) => p.id === d.id)),
-        ],
-        next: next.next,
-      }));
-      setMore({ loading: false, error: null });
-    } catch (e) {
-      setMore({ loading: false, error: e });
     }
   };
 
@@ -534,18 +511,12 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
           </tbody>
         </table>
       )}
-      <ErrorBanner error={more.error} title="The next page could not be loaded" />
-      {deliveries.data?.next && (
-        <div class="buttons">
-          <button
-            type="button"
-            disabled={more.loading}
-            onClick={() => void loadMore(deliveries.data!.next!)}
-          >
-            {more.loading ? 'Loading…' : 'Load next page'}
-          </button>
-        </div>
-      )}
+      <LoadMore
+        list={deliveries}
+        fetch={(cursor) =>
+          api.page<WebhookDelivery>('/get-webhook-deliveries', { ...query, cursor })
+        }
+      />
     </section>
   );
 }
