@@ -360,4 +360,18 @@ describe('console: webhooks and API keys', function () {
     await checkScreen(page, 'keys-phone-dark');
     await expectClean(c, api, [manager.key, tenant.key]);
   });
+
+  it('loads the next page of keys below the first, each key once', async () => {
+    const org = await createTenant(testDb());
+    for (let i = 0; i < 55; i++) await createKey(testDb(), org.orgId, { name: `k${i}` });
+    const c = await consoleAs(org.key);
+    const { page } = c;
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const rows = page.locator('table.keys tbody tr');
+    await waitFor('the first page', async () => ((await rows.count()) === 50 ? true : undefined));
+    await page.getByRole('button', { name: 'Load next page' }).click();
+    await waitFor('both pages', async () => ((await rows.count()) === 56 ? true : undefined));
+    expect(await page.getByRole('button', { name: 'Load next page' }).count()).to.equal(0);
+    await expectClean(c, api, [org.key]);
+  });
 });
