@@ -7,8 +7,8 @@
 //     other either;
 //   - steps past their due date and not marked overdue (their timer lost) are marked here;
 //   - webhook deliveries owed and due, not held by an attempt and first of their run to their
-//     endpoint, are enqueued again (an attempt claims its delivery, so a doubled job is a
-//     no-op);
+//     endpoint, are enqueued again (nothing is added for one whose job still waits, and an
+//     attempt claims its delivery, so a doubled job is a no-op);
 //   - expired Idempotency-Keys are deleted;
 //   - API keys past their expiry are recorded in the audit log, once each (api_key.expired);
 //   - running bulk actions are offered a job (a no-op while one is queued or worked).
@@ -127,11 +127,9 @@ export class Reconciler {
       this.options.batch ?? 1000,
     );
     if (owed.length === 0) return 0;
-    // Due now (their next_attempt_at is past, so no delay). One job id per round, as for runs.
-    const sent = await this.webhooks.jobs.enqueue(owed, {
-      now,
-      suffix: `_r${Math.floor(now / this.options.afterMs)}`,
-    });
+    // Due now (their next_attempt_at is past, so no delay). A delivery whose job still waits
+    // gets no second one (deduplicated by its attempt: src/jobs/webhook-delivery.ts).
+    const sent = await this.webhooks.jobs.enqueue(owed, { now });
     if (!sent) return 0;
     webhookReenqueued.inc(owed.length);
     this.log.info('re-enqueued owed webhook deliveries', { deliveries: owed.length });

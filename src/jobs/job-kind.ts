@@ -13,13 +13,8 @@ export interface NewJob<D> {
   opts?: BulkJobOptions;
 }
 
-/** What a caller may add to an enqueue: both are optional, and most calls give neither. */
+/** What a caller may add to an enqueue: optional, and most calls give none. */
 export interface EnqueueOptions {
-  /**
-   * Ends every job id: sets a job apart from an earlier one for the same thing that BullMQ
-   * still keeps (a failed job stays for a week, and its id is taken while it does).
-   */
-  suffix?: string;
   /** The time delays are counted from (ms since the epoch); now when not given. */
   now?: number;
 }

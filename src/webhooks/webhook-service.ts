@@ -210,8 +210,8 @@ export class WebhookService {
       );
     }
     const { delivery, attempts } = result;
-    // Its own job id: a retry of the same attempt may wait in Redis for its backoff to end.
-    await this.jobs?.enqueue([deliveryRef(delivery)], { suffix: '_now' });
+    // Due now: a job of the same attempt that waits out its backoff in Redis is replaced.
+    await this.jobs?.enqueue([deliveryRef(delivery)]);
     return view(delivery, attempts);
   }
 }

@@ -121,18 +121,7 @@ describe('Redis Cluster failover under load @cluster', function () {
    * Runs the load, kills the master of `victimKey`'s slot KILL_AT_MS in, and checks everything
    * the drill promises. `holds` names the keys the victim must hold (KEYS pattern) when killed.
    */
-  async function drill(
-    name: string,
-    tenant: Tenant,
-    victimKey: string,
-    holds: string,
-    /**
-     * The open defect (README, "Redis Cluster failover"): after the runs queue's master dies,
-     * the worker's webhook deliveries sometimes stop for good. Where it applies, an undelivered
-     * event is reported, not failed; the guarantee is held by the pending test below.
-     */
-    options: { deliveriesMayStall?: boolean } = {},
-  ) {
+  async function drill(name: string, tenant: Tenant, victimKey: string, holds: string) {
     const db = testDb();
     const path = `/${name}`;
     const endpoint = await new Client(api.url, tenant.key).call('/create-webhook-endpoint', {
@@ -292,11 +281,10 @@ describe('Redis Cluster failover under load @cluster', function () {
         receiver.accepted(path).map((r) => String(r.headers['webhook-id'])),
       );
       const lost = events.filter((e) => !delivered.has(`evt_${e.id}`)).length;
-      const what =
+      throw new Error(
         `${lost} of ${events.length} committed events never delivered: ${err}\n` +
-        (await queueState(JOB_KINDS.webhookDelivery.queue));
-      if (!options.deliveriesMayStall) throw new Error(what);
-      process.stdout.write(`      [${name}] KNOWN DEFECT (deliveries stalled): ${what}\n`);
+          (await queueState(JOB_KINDS.webhookDelivery.queue)),
+      );
     });
 
     // Nobody restarted the processes.
@@ -371,17 +359,8 @@ describe('Redis Cluster failover under load @cluster', function () {
 
   it('loses nothing when the master of the runs queue dies, and starts runs again', async () => {
     const tenant = await createTenant(testDb());
-    await drill('runs-queue', tenant, runsQueueKey, `${testEnv.QUEUE_PREFIX}:{workflow-runs}:*`, {
-      deliveriesMayStall: true,
-    });
+    await drill('runs-queue', tenant, runsQueueKey, `${testEnv.QUEUE_PREFIX}:{workflow-runs}:*`);
   });
-
-  // Open defect (README, "Redis Cluster failover"): in about 2 runs of 7 the worker's webhook
-  // deliveries stall for good after this master dies. The drill above reports it; this is the
-  // guarantee, to be switched on with the fix (drop deliveriesMayStall above).
-  it.skip(
-    'delivers every committed event after the master of the runs queue dies (open defect: deliveries can stall)',
-  );
 
   it('loses nothing when the master of the rate-limit keys dies', async () => {
     // The first drill's dead node started again: it joins as a replica, as a replaced node does.
