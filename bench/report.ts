@@ -5,6 +5,7 @@ import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
+import type { SteadyPhaseResult, SteadyRound } from './phases/steady-state.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
@@ -38,6 +39,7 @@ export interface Figures {
   create?: CreatePhaseResult;
   worker?: WorkerPhaseResult;
   e2e?: E2ePhaseResult;
+  steady?: SteadyPhaseResult;
   list?: ListPhaseResult;
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
@@ -230,6 +232,8 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ),
     });
   }
+
+  if (f.steady) rows.push(...steadyRows(f.steady, target));
 
   if (f.webhooks) {
     const w = f.webhooks;
@@ -485,4 +489,67 @@ export function formatTable(rows: Row[]): string {
       .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('-+-');
   return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+/**
+ * The steady state's rows: the median round of each system (by runs created and started per
+ * second), each round's p99, and CPU per run by process.
+ */
+function steadyRows(
+  s: SteadyPhaseResult,
+  target: (name: string, value: number, limit: string, pass: boolean) => string,
+): Row[] {
+  const rows: Row[] = [];
+  const service = s.median.service;
+  if (!service) throw new Error('the steady-state phase measured no service');
+  const peer = s.median.peer;
+  const vsPeer = peer ? ratio(service.runsPerSecond, peer.runsPerSecond) : NaN;
+  rows.push({
+    ...compared(
+      'steady state: runs created and started/s, worker running, median round (vs peer)',
+      service.runsPerSecond,
+      peer?.runsPerSecond ?? NaN,
+      0,
+    ),
+    ...(peer
+      ? { target: '>= 3.0', result: target('steady runs/s / peer', vsPeer, '>= 3.0', vsPeer >= 3) }
+      : {}),
+  });
+  const p99s = (name: 'service' | 'peer') =>
+    s.rounds.map((r) => (r[name] ? fmt(r[name]!.load.p99, 0) : '-')).join(' / ');
+  rows.push({
+    measure: 'steady state: create p99 ms per round (peer)',
+    service: p99s('service'),
+    baseline: peer ? p99s('peer') : '',
+    ratio: '',
+    target: '(reported)',
+    result: '',
+  });
+  const mariadb = service.cpuUsPerRun.mariadbd ?? service.cpuUsPerRun.mysqld ?? NaN;
+  rows.push({
+    measure: 'steady state: MariaDB CPU µs per run created and started',
+    service: fmt(mariadb, 0),
+    baseline: peer ? `PostgreSQL ${fmt(peer.cpuUsPerRun.postgres ?? NaN, 0)}` : '',
+    ratio: '',
+    target: '<= 120',
+    result: target('steady MariaDB µs/run', mariadb, '<= 120', mariadb <= 120),
+  });
+  const byProcess = (r: SteadyRound) =>
+    Object.entries(r.cpuUsPerRun)
+      .filter(([name]) => name !== 'load')
+      .map(([name, us]) => `${name} ${us}`)
+      .join(' + ');
+  const total = (r: SteadyRound) =>
+    Object.entries(r.cpuUsPerRun)
+      .filter(([name]) => name !== 'load')
+      .reduce((sum, [, us]) => sum + us, 0);
+  rows.push({
+    measure: `steady state: CPU µs per run by process (${byProcess(service)}${peer ? `; peer ${byProcess(peer)}` : ''})`,
+    service: fmt(total(service), 0),
+    baseline: peer ? fmt(total(peer), 0) : '',
+    ratio: peer ? fmt(ratio(total(service), total(peer)), 2) : '',
+    target: '(reported)',
+    result: '',
+  });
+  return rows;
 }

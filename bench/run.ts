@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,list,webhooks,fairness,bulk,retention,stream,replica,procs (some
+// --only=create,worker,e2e,steady,list,webhooks,fairness,bulk,retention,stream,replica,procs (some
 // phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
@@ -36,6 +36,7 @@ import {
 } from './peer/peer-db.js';
 import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
+import { measureSteadyState } from './phases/steady-state.js';
 import { measureBulk } from './phases/bulk.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
@@ -73,6 +74,7 @@ const runs = (
     | 'create'
     | 'worker'
     | 'e2e'
+    | 'steady'
     | 'list'
     | 'webhooks'
     | 'fairness'
@@ -279,6 +281,26 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         );
       }
       memory.sample('after end-to-end phase');
+    }
+
+    if (runs('steady')) {
+      log(
+        `\n[3b/5] steady state: creates at ${settings.connections} connections with the worker running, ${settings.steadySeconds} s per round, ${settings.steadyRounds} round(s) (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('steady-state phase');
+      figures.steady = await measureSteadyState({
+        settings,
+        db,
+        tenant,
+        service: { url: `${api.url}/create-workflow-run`, pid: api.proc.pid },
+        peer:
+          peer && peerDb
+            ? { url: `${peer.url}/create-workflow-run`, pid: peer.proc.pid, db: peerDb }
+            : undefined,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after steady-state phase');
     }
 
     await peer?.proc.stop();

@@ -30,6 +30,9 @@ export interface BenchSettings {
   e2eSeconds: number;
   /** Seconds of paced creates before the measured ones (connections, the worker's start). */
   e2eWarmupSeconds: number;
+  /** Rounds, and seconds of load in each, of the steady-state phase (creates with the worker). */
+  steadyRounds: number;
+  steadySeconds: number;
   /** Runs in the small and the big organization of the list phase (phase 4). */
   listSmall: number;
   listBig: number;
@@ -68,6 +71,8 @@ export const FULL: BenchSettings = {
   e2eRate: 500,
   e2eSeconds: 20,
   e2eWarmupSeconds: 3,
+  steadyRounds: 3,
+  steadySeconds: 10,
   listSmall: 1_000,
   listBig: 1_000_000,
   listSamples: 400,
@@ -97,6 +102,8 @@ export const QUICK: BenchSettings = {
   e2eRate: 500,
   e2eSeconds: 5,
   e2eWarmupSeconds: 1,
+  steadyRounds: 1,
+  steadySeconds: 5,
   listSmall: 1_000,
   listBig: 200_000,
   listSamples: 150,
