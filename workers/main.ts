@@ -16,6 +16,7 @@ import { DueTimers } from '../src/runs/due-timers.js';
 import { RunStore } from '../src/runs/run-store.js';
 import { EventSignal, eventsChannel } from '../src/streams/event-signal.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
+import { TurnPacer } from './turn-pacer.js';
 import { bulkActionProcessor } from './processors/bulk-action.js';
 import { BulkRunner } from '../src/bulk/bulk-runner.js';
 import { BulkStore } from '../src/bulk/bulk-store.js';
@@ -111,7 +112,13 @@ const retentionPass = new RetentionPass(
 
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
-  applyRuns: applyRunsProcessor({ store, applier, jobs: queues.get('applyRuns'), log }),
+  applyRuns: applyRunsProcessor({
+    store,
+    applier,
+    jobs: queues.get('applyRuns'),
+    log,
+    pacer: new TurnPacer(config.workerGatherMs),
+  }),
   stepDue: stepDueProcessor({ store }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer }),
   bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),

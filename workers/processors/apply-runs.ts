@@ -1,18 +1,22 @@
-// Processor of "apply runs" jobs (src/jobs/apply-runs.ts): an organization's turn. Reads the
-// organization's oldest owed runs (at most TURN_RUNS), applies them, and when it found as many
-// as it may take, asks for the organization's next turn, which queues behind the turns of
-// every other organization already waiting: round robin between organizations.
+// Processor of "apply runs" jobs (src/jobs/apply-runs.ts): an organization's turn. Waits,
+// when the organization's last turn began less than WORKER_GATHER_MS ago, for the rest of that
+// time (turn-pacer.ts); then reads the organization's oldest owed runs (at most TURN_RUNS),
+// applies them, and when it found as many as it may take, asks for the organization's next
+// turn, which queues behind the turns of every other organization already waiting: round robin
+// between organizations.
 //
 // Runs already applied (by an earlier attempt, or another worker) are no-ops, so a retried
 // turn only redoes what is still owed. A run that cannot be applied is marked failed at once,
 // with the reason, so that it never holds up its organization's other runs; a transient error
 // (MySQL away) is nobody's fault and fails the turn, which BullMQ retries with backoff.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import { isTransientError } from '../../src/errors.js';
 import type { ApplyRunsData, RunJobs } from '../../src/jobs/apply-runs.js';
 import type { Logger } from '../../src/logger.js';
 import type { RunStore } from '../../src/runs/run-store.js';
 import { APPLY_BATCH, APPLY_IN_FLIGHT, RunApplyError, type RunApplier } from '../run-applier.js';
+import type { TurnPacer } from '../turn-pacer.js';
 
 /**
  * Most runs one turn takes: as many as the applier has in flight at once, so a turn keeps the
@@ -26,13 +30,17 @@ export function applyRunsProcessor(deps: {
   applier: RunApplier;
   jobs: RunJobs;
   log: Logger;
+  /** Spaces an organization's turns while its changes come in a steady flow (turn-pacer.ts). */
+  pacer?: TurnPacer;
   turnRuns?: number;
 }) {
-  const { store, applier, jobs, log, turnRuns = TURN_RUNS } = deps;
+  const { store, applier, jobs, log, pacer, turnRuns = TURN_RUNS } = deps;
   return async (job: Job<ApplyRunsData>) => {
     const organizationId = job.data?.organizationId;
     // A job of another shape (an older version's): the reconciler finds what it meant in MySQL.
     if (typeof organizationId !== 'string') return { runs: 0 };
+    const wait = pacer?.wait(organizationId, Date.now()) ?? 0;
+    if (wait > 0) await sleep(wait);
     const rows = await store.owedRuns(organizationId, turnRuns);
     // More may be owed: the next turn is asked for now, and queued when this one ends.
     if (rows.length === turnRuns) await jobs.enqueue([organizationId]);
