@@ -67,6 +67,8 @@ export interface AppDeps {
   /** The live event streams of this process (src/streams/). */
   streams: { hub: StreamHub; store: StreamStore };
   isShuttingDown: () => boolean;
+  /** Whether the process has warmed up (warm-up.ts); /readyz answers 503 until then. */
+  isWarm: () => boolean;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
 }
@@ -114,7 +116,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.silent = true; // errors are logged by requestContext, as JSON
 
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
-  healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
+  healthRoutes(router, {
+    db: deps.db,
+    redis: deps.redis,
+    isShuttingDown: deps.isShuttingDown,
+    isWarm: deps.isWarm,
+  });
   const routes = apiRoutes(deps);
   mountRoutes(router, routes, {
     apiKey: [
