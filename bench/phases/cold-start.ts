@@ -15,7 +15,7 @@ import {
   dropBenchDatabase,
 } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
-import { CpuMeter, pidsByName } from '../cpu.js';
+import { CpuMeter, pidsByName, processTicks, TICKS_PER_SECOND } from '../cpu.js';
 import { freePort, RequestChild, startScript, type BenchProcess } from '../processes.js';
 import { describeProbe, watchRound, type RoundProbe } from '../round-probes.js';
 import { round } from '../stats.js';
@@ -47,8 +47,19 @@ export interface ColdRound {
   /** Redis PING round trips from the bench during the round, ms. */
   redisP99Ms: number;
   redisMaxMs: number;
-  /** Seconds of the round (from its start) in which the API answered a create in > 50 ms. */
-  slowSeconds: Array<{ second: number; slow: number; maxMs: number }>;
+  /** Each second of the round, from its start (secondsOfRound). */
+  seconds: ColdSecond[];
+}
+
+export interface ColdSecond {
+  second: number;
+  creates: number;
+  /** The API's CPU in this second: ms, and µs per create answered in it. */
+  cpuMs: number;
+  cpuUs: number;
+  /** Creates that took the API itself over the limit, and the slowest (ms). */
+  slow: number;
+  maxMs: number;
 }
 
 export interface ColdStart {
@@ -131,14 +142,17 @@ async function coldStart(
     const rounds: ColdRound[] = [];
     let echoBefore = await echo();
     for (let r = 1; r <= settings.coldRounds; r++) {
-      const roundBegan = Date.now();
       const watching = await watchRound(db, metricsUrl);
       const redis = watchRedis();
+      // Seconds are counted from here: the load starts at once.
+      const roundBegan = Date.now();
+      const cpuBySecond = watchCpu(api.pid);
       const meter = new CpuMeter(
         new Map<string, number>([['api', api.pid], ...pidsByName({ mariadbd: '', mysqld: '' })]),
       );
       const service = await load(`${url}/create-workflow-run`, headers, body, settings.coldSeconds);
       const cpu = meter.elapsedMs();
+      const cpuMsBySecond = cpuBySecond();
       const perCreate = (ms: number | undefined) =>
         Math.round(((ms ?? Number.NaN) * 1000) / Math.max(1, service.ok));
       const [probe, redisMs] = [await watching(), await redis()];
@@ -152,7 +166,7 @@ async function coldStart(
         mariadbCpuUs: perCreate(cpu.mariadbd ?? cpu.mysqld),
         redisP99Ms: redisMs.p99,
         redisMaxMs: redisMs.max,
-        slowSeconds: slowSeconds(api.log(), roundBegan, settings.coldSeconds + 1),
+        seconds: secondsOfRound(api.log(), roundBegan, cpuMsBySecond),
       };
       rounds.push(cold);
       log(
@@ -215,15 +229,23 @@ function watchRedis(): () => Promise<{ p99: number; max: number }> {
 }
 
 /**
- * From the API's request lines: the seconds of a round (counted from its start) in which
- * creates took the API itself more than the limit, with how many and the slowest.
+ * Each second of a round (counted from its start), from the API's request lines and its CPU
+ * read every second: creates answered, the API's CPU per create, and creates that took the API
+ * itself more than the limit (how many, the slowest).
  */
-function slowSeconds(
+function secondsOfRound(
   apiLog: string,
   roundBegan: number,
-  seconds: number,
-): ColdRound['slowSeconds'] {
-  const bySecond = new Map<number, { slow: number; maxMs: number }>();
+  cpuMsBySecond: readonly number[],
+): ColdSecond[] {
+  const seconds: ColdSecond[] = cpuMsBySecond.map((cpuMs, second) => ({
+    second,
+    creates: 0,
+    cpuUs: 0,
+    slow: 0,
+    maxMs: 0,
+    cpuMs,
+  }));
   for (const line of apiLog.split('\n')) {
     if (!line.includes('"msg":"request"') || !line.includes('create-workflow-run')) continue;
     let entry: { time?: string; ms?: number };
@@ -233,24 +255,37 @@ function slowSeconds(
       continue;
     }
     const at = entry.time ? Date.parse(entry.time) : Number.NaN;
-    const second = Math.floor((at - roundBegan) / 1000);
-    if (!(second >= 0 && second < seconds) || !((entry.ms ?? 0) > COLD_P99_LIMIT_MS)) continue;
-    const s = bySecond.get(second) ?? { slow: 0, maxMs: 0 };
-    s.slow++;
+    const s = seconds[Math.floor((at - roundBegan) / 1000)];
+    if (!s) continue;
+    s.creates++;
+    if ((entry.ms ?? 0) > COLD_P99_LIMIT_MS) s.slow++;
     s.maxMs = Math.max(s.maxMs, Math.round(entry.ms ?? 0));
-    bySecond.set(second, s);
   }
-  return [...bySecond.entries()].sort(([a], [b]) => a - b).map(([second, s]) => ({ second, ...s }));
+  for (const s of seconds) s.cpuUs = Math.round((s.cpuMs * 1000) / Math.max(1, s.creates));
+  return seconds;
+}
+
+/** Reads the API's CPU time every second until stopped: ms used in each whole second. */
+function watchCpu(pid: number): () => number[] {
+  const read = processTicks(pid);
+  const ticks = [read()];
+  const timer = setInterval(() => ticks.push(read()), 1000);
+  return () => {
+    clearInterval(timer);
+    return ticks.slice(1).map((t, i) => ((t - ticks[i]!) * 1000) / TICKS_PER_SECOND);
+  };
 }
 
 function describeColdProbe(r: ColdRound): string {
   const m = r.probe.mariadb;
-  const slow = r.slowSeconds.length
-    ? r.slowSeconds.map((s) => `s${s.second}: ${s.slow} over 50 ms (max ${s.maxMs})`).join(', ')
-    : 'none';
+  const seconds = r.seconds
+    .map(
+      (s) => `s${s.second} ${s.creates} creates ${s.cpuUs} µs ${s.slow} slow (max ${s.maxMs} ms)`,
+    )
+    .join(', ');
   return (
     `${describeProbe(r.probe)}; buffer pool reads ${m.Innodb_buffer_pool_reads},` +
     ` checkpoint age ${round(m.Innodb_checkpoint_age / 2 ** 20, 1)} MiB` +
-    `; Redis PING p99 ${r.redisP99Ms} ms max ${r.redisMaxMs} ms; API-side slow seconds: ${slow}`
+    `; Redis PING p99 ${r.redisP99Ms} ms max ${r.redisMaxMs} ms; API by second (creates, CPU per create, over 50 ms in the API): ${seconds}`
   );
 }
