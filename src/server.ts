@@ -1,5 +1,6 @@
 // The API process: serves HTTP until SIGTERM/SIGINT, then stops accepting, lets in-flight
 // requests finish, writes every accepted run and closes its connections.
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
   isApiSupervisor,
@@ -26,8 +27,8 @@ import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
-import { rehearseCreates } from './runs/create-rehearsal.js';
-import { Readiness } from './warm-up.js';
+import { rehearsalBody, rehearseCreates } from './runs/create-rehearsal.js';
+import { Readiness, rehearseRequests } from './warm-up.js';
 import { TemplateService } from './templates/template-service.js';
 import { TemplateStore } from './templates/template-store.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
@@ -103,6 +104,7 @@ const keys = new KeyStore(db, config.keyCacheTtlMs, {
 });
 let shuttingDown = false;
 const readiness = new Readiness();
+const rehearsalToken = randomBytes(24).toString('base64url');
 
 const app = createApp({
   config,
@@ -125,6 +127,7 @@ const app = createApp({
   streams: { hub: streamHub, store: streamStore },
   isShuttingDown: () => shuttingDown,
   isWarm: () => readiness.warm,
+  rehearsalToken,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
@@ -149,18 +152,22 @@ server.listen(config.port, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info('listening', { port, basePath: config.basePath });
+  // Listening (/healthz answers), ready only once warm: /readyz says 503 until then.
+  void readiness.warmUp(
+    {
+      pools: [db, batchDb],
+      redis: [redis],
+      queues: [queues.get('applyRuns').queue],
+      rehearse: async () => {
+        rehearseCreates(500);
+        const url = `http://127.0.0.1:${port}${config.basePath}/create-workflow-run`;
+        await rehearseRequests(url, rehearsalToken, rehearsalBody(), 1000);
+      },
+      log,
+    },
+    () => shuttingDown,
+  );
 });
-// Listening already (/healthz answers), ready only once warm: /readyz says 503 until then.
-void readiness.warmUp(
-  {
-    pools: [db, batchDb],
-    redis: [redis],
-    queues: [queues.get('applyRuns').queue],
-    rehearse: () => rehearseCreates(500),
-    log,
-  },
-  () => shuttingDown,
-);
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
   shuttingDown = true;

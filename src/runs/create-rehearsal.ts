@@ -15,6 +15,15 @@ import {
 import { newRun } from './run-state.js';
 import { resourceJson } from './run-views.js';
 
+/** A create's body as the rehearsal's requests send it (warm-up.ts). */
+export function rehearsalBody(): string {
+  return JSON.stringify({
+    workflow_template_id: newId(),
+    input_fields: INPUTS,
+    user_assignments: ASSIGNMENTS,
+  });
+}
+
 const INPUTS = { full_name: 'Ada Lovelace', email: 'ada@example.com', approved_by: 'charles' };
 const ASSIGNMENTS = { 'Personal details': 'ada', 'Manager approval': 'charles' };
 
