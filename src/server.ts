@@ -1,10 +1,10 @@
 // The API process: serves HTTP until SIGTERM/SIGINT, then stops accepting, lets in-flight
 // requests finish, writes every accepted run and closes its connections.
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
   isApiSupervisor,
   isSupervisedApiProcess,
+  rehearsalToken,
   reportMetricsToSupervisor,
   superviseApiProcesses,
 } from './api-processes.js';
@@ -104,7 +104,7 @@ const keys = new KeyStore(db, config.keyCacheTtlMs, {
 });
 let shuttingDown = false;
 const readiness = new Readiness();
-const rehearsalToken = randomBytes(24).toString('base64url');
+const rehearsal = rehearsalToken();
 
 const app = createApp({
   config,
@@ -127,7 +127,7 @@ const app = createApp({
   streams: { hub: streamHub, store: streamStore },
   isShuttingDown: () => shuttingDown,
   isWarm: () => readiness.warm,
-  rehearsalToken,
+  rehearsalToken: rehearsal,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
@@ -161,7 +161,7 @@ server.listen(config.port, () => {
       rehearse: async () => {
         rehearseCreates(500);
         const url = `http://127.0.0.1:${port}${config.basePath}/create-workflow-run`;
-        await rehearseRequests(url, rehearsalToken, rehearsalBody(), 1000);
+        await rehearseRequests(url, rehearsal, rehearsalBody(), 1000);
       },
       log,
     },
