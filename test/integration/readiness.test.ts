@@ -81,6 +81,12 @@ describe('readiness: /readyz says 200 only once the API is warm', () => {
           return Number(line?.split(' ').at(-1) ?? Number.NaN);
         })
         .reduce((a, b) => a + b, 0);
+    // The warm-up's own requests (refused at the key check) are neither logged nor counted.
+    const refused = api.lines.filter(
+      (l) => l.includes('"msg":"request"') && l.includes('"status":403'),
+    );
+    expect(refused, 'warm-up requests in the log').to.have.length(0);
+    expect(metrics).not.to.match(/wrs_http_request_duration_seconds_count\{[^}]*status="403"/);
     expect(open('main'), 'main pool connections open').to.equal(POOL_MAX);
     expect(open('batch'), 'batch pool connections open').to.equal(BATCH_POOL);
 
