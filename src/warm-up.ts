@@ -1,9 +1,10 @@
 // What an API process does between listening and answering /readyz 200, so that the first
 // requests a load balancer sends it are served at full speed: its MySQL pools opened whole
 // (each connection made and used once), the Lua scripts of its Redis connections loaded into
-// Redis, its queues' connections ready, and the create path's code compiled by V8
-// (runs/create-rehearsal.ts). Without it the first second of load paid for all of these at
-// once, while 32 requests waited (README, Performance: the coldstart phase).
+// Redis, its queues' connections ready, and its request path compiled by V8 (the create's own
+// code in runs/create-rehearsal.ts; the HTTP path up to the key check by requests to itself).
+// Without it the first seconds of load paid for all of these at once, while 32 requests
+// waited (README, Performance: the coldstart phase).
 import type { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Connection } from 'mysql2';
