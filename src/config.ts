@@ -304,7 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbAcquireTimeoutMs: int(env, 'DB_ACQUIRE_TIMEOUT_MS', 2000, 100, 60000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
-    workerGatherMs: int(env, 'WORKER_GATHER_MS', 4, 0, 1000),
+    workerGatherMs: int(env, 'WORKER_GATHER_MS', 0, 0, 1000),
     jobAttempts: int(env, 'JOB_ATTEMPTS', 5, 1, 100),
     jobBackoffMs: int(env, 'JOB_BACKOFF_MS', 1000, 1, 3_600_000),
     workerLockMs: int(env, 'WORKER_LOCK_MS', 30000, 1000, 3_600_000),
