@@ -7,13 +7,7 @@ import { errorBody } from './errors.js';
 
 export function healthRoutes(
   router: Router<AppState>,
-  deps: {
-    db: Db;
-    redis: RedisClient;
-    isShuttingDown: () => boolean;
-    /** False until the process has warmed up (warm-up.ts): it would not serve at full speed. */
-    isWarm: () => boolean;
-  },
+  deps: { db: Db; redis: RedisClient; isShuttingDown: () => boolean },
 ): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -25,29 +19,19 @@ export function healthRoutes(
       answersWithin(() => deps.redis.ping()),
     ]);
     const shuttingDown = deps.isShuttingDown();
-    const warm = deps.isWarm();
-    const ready = mysql && redis && warm && !shuttingDown;
+    const ready = mysql && redis && !shuttingDown;
     ctx.status = ready ? 200 : 503;
     ctx.body = ready
-      ? { status: 'ready', mysql, redis, warm }
+      ? { status: 'ready', mysql, redis }
       : {
-          ...errorBody('not_ready', notReadyMessage({ mysql, redis, warm, shuttingDown })),
+          ...errorBody(
+            'not_ready',
+            shuttingDown
+              ? 'shutting down'
+              : `not ready: ${[!mysql && 'MySQL', !redis && 'Redis'].filter(Boolean).join(' and ')} unreachable`,
+          ),
           mysql,
           redis,
-          warm,
         };
   });
-}
-
-function notReadyMessage(s: {
-  mysql: boolean;
-  redis: boolean;
-  warm: boolean;
-  shuttingDown: boolean;
-}): string {
-  if (s.shuttingDown) return 'shutting down';
-  if (!s.mysql || !s.redis) {
-    return `not ready: ${[!s.mysql && 'MySQL', !s.redis && 'Redis'].filter(Boolean).join(' and ')} unreachable`;
-  }
-  return 'not ready: warming up (opening connections, loading scripts)';
 }
