@@ -2,7 +2,7 @@
 // say where each request's cost goes: the server, MariaDB or PostgreSQL, Redis, the load.
 import { readdirSync, readFileSync } from 'node:fs';
 
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+export const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** A process's CPU ticks so far; with children, also those of its children that have ended. */
 function cpuTicks(pid: number, withChildren = false): number {

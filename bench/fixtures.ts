@@ -56,6 +56,13 @@ export async function createBenchDatabase(): Promise<Db> {
   return createDb({ ...config, dbPoolMax: 4, dbAcquireTimeoutMs: 60_000 });
 }
 
+/** Creates and migrates another database of this bench (a fresh one, for a cold start). */
+export async function createFreshDatabase(databaseUrl: string): Promise<Db> {
+  const config = { ...benchConfig(BENCH_PREFIX), databaseUrl };
+  await migrate(config);
+  return createDb({ ...config, dbPoolMax: 4, dbAcquireTimeoutMs: 60_000 });
+}
+
 /** Runs a statement on the server without a database (to list, create or drop databases). */
 async function onServer<T>(run: (server: Knex) => Promise<T>): Promise<T> {
   const base = knexConfig(benchConfig(BENCH_PREFIX));
@@ -98,7 +105,8 @@ export async function removeLeftovers(): Promise<number[]> {
   const running: number[] = [];
   for (const row of rows) {
     const name = Object.values(row)[0] ?? '';
-    const pid = Number(name.slice(BENCH_DB_PREFIX.length));
+    // wrs_bench_<pid>, or wrs_bench_<pid>_<suffix> (the coldstart phase's fresh databases).
+    const pid = Number(/^\d+/.exec(name.slice(BENCH_DB_PREFIX.length))?.[0]);
     if (!Number.isSafeInteger(pid) || pid === process.pid) continue;
     if (isRunningBench(pid)) {
       running.push(pid);

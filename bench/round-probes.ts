@@ -12,6 +12,8 @@ const MARIADB_COUNTERS = [
   'Innodb_data_fsyncs', // fsyncs of the log and the data files
   'Innodb_buffer_pool_pages_flushed', // dirty pages written (checkpointing, LRU)
   'Innodb_buffer_pool_wait_free', // a read waited for a free page (flushing too slow)
+  'Innodb_buffer_pool_reads', // pages read from disk (not found in the buffer pool)
+  'Innodb_checkpoint_age', // bytes of redo since the last checkpoint (a level, not a counter)
   'Innodb_row_lock_waits',
   'Innodb_row_lock_time_max', // milliseconds (a maximum since start, not a counter)
   'Com_commit',
@@ -70,7 +72,10 @@ export interface RoundProbe {
   gcMs: number;
   majorGcs: number;
   majorGcMs: number;
-  /** MariaDB over the round (row_lock_time_max: since the server started). */
+  /**
+   * MariaDB over the round (row_lock_time_max: since the server started; checkpoint_age: at
+   * the round's end).
+   */
   mariadb: MariadbStatus;
 }
 
@@ -90,7 +95,9 @@ export async function watchRound(
         .reduce((sum, [, s]) => sum + s, 0);
     const mariadb = { ...after };
     for (const name of MARIADB_COUNTERS) {
-      if (name !== 'Innodb_row_lock_time_max') mariadb[name] = after[name] - before[name];
+      if (name !== 'Innodb_row_lock_time_max' && name !== 'Innodb_checkpoint_age') {
+        mariadb[name] = after[name] - before[name];
+      }
     }
     return {
       eventLoopP99Ms: round((api?.lagP99 ?? Number.NaN) * 1000, 1),

@@ -7,8 +7,8 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,worker,e2e,steady,list,webhooks,fairness,bulk,retention,stream,replica,procs (some
-// phases),
+// --only=create,coldstart,worker,e2e,steady,list,webhooks,fairness,bulk,retention,stream,replica,
+// procs (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -47,6 +47,7 @@ import { measureStream } from './phases/event-stream.js';
 import { measureReplica } from './phases/replica.js';
 import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
 import { measureApiProcesses } from './phases/api-processes.js';
+import { measureColdStart } from './phases/cold-start.js';
 import {
   freePort,
   killAllNow,
@@ -72,6 +73,7 @@ const keepLogs =
 const runs = (
   phase:
     | 'create'
+    | 'coldstart'
     | 'worker'
     | 'e2e'
     | 'steady'
@@ -237,6 +239,17 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         resetPeer: peerDb ? () => peerDb!.reset() : undefined,
         serviceMetricsUrl: `http://127.0.0.1:${apiMetricsPort}/metrics`,
         memory,
+        log,
+      });
+    }
+    if (runs('coldstart')) {
+      log(
+        `\n[coldstart] ${settings.coldStarts} cold start(s): a fresh database, a new API process (no worker), from its first /readyz 200 ${settings.coldRounds} rounds of ${settings.coldSeconds} s at ${settings.connections} connections, each between ${settings.coldEchoSeconds} s echo rounds; target: each round's p99 <= 50 ms where the echo beside it stayed <= 10 ms (t=${elapsed()} s)`,
+      );
+      figures.coldstart = await measureColdStart({
+        settings,
+        echoUrl: `${echo.url}/create-workflow-run`,
+        apiNodeArgs: API_NODE_ARGS,
         log,
       });
     }

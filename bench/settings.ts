@@ -57,6 +57,15 @@ export interface BenchSettings {
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
   retentionCreateRate: number;
   retentionBaselineSeconds: number;
+  /**
+   * Cold starts of the coldstart phase: each a fresh database and a freshly started API, then
+   * coldRounds rounds of coldSeconds at `connections`, each between two echo rounds of
+   * coldEchoSeconds.
+   */
+  coldStarts: number;
+  coldRounds: number;
+  coldSeconds: number;
+  coldEchoSeconds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -88,6 +97,10 @@ export const FULL: BenchSettings = {
   retentionRuns: 1_000_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 10,
+  coldStarts: 3,
+  coldRounds: 3,
+  coldSeconds: 8,
+  coldEchoSeconds: 2,
 };
 
 export const QUICK: BenchSettings = {
@@ -119,6 +132,10 @@ export const QUICK: BenchSettings = {
   retentionRuns: 50_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 5,
+  coldStarts: 1,
+  coldRounds: 3,
+  coldSeconds: 8,
+  coldEchoSeconds: 2,
 };
 
 const mysqlBase = new URL(
@@ -132,6 +149,16 @@ const mysqlBase = new URL(
 export const BENCH_DB_PREFIX = 'wrs_bench_';
 mysqlBase.pathname = `/${BENCH_DB_PREFIX}${process.pid}`;
 export const BENCH_DATABASE_URL = mysqlBase.toString();
+
+/**
+ * Another database of this bench (the coldstart phase's fresh ones): its name starts with the
+ * bench's, so removeLeftovers finds it when a bench was killed.
+ */
+export function benchDatabaseUrl(suffix: string): string {
+  const url = new URL(BENCH_DATABASE_URL);
+  url.pathname = `/${BENCH_DB_PREFIX}${process.pid}_${suffix}`;
+  return url.toString();
+}
 export const BENCH_REDIS_URL =
   process.env.BENCH_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 export const BENCH_PREFIX = benchPrefix(process.pid);
@@ -140,12 +167,17 @@ export function benchPrefix(pid: number): string {
   return `wrs-bench-${pid}`;
 }
 
-/** The queue prefixes a bench uses: the API's, the worker phase's, the naive baseline's. */
+/** The queue prefixes a bench uses: the API's, the worker phase's, the naive baseline's, the coldstart phase's. */
 export function queuePrefixes(prefix: string) {
-  return { api: prefix, workerPhase: `${prefix}-worker`, naive: `${prefix}-naive` } as const;
+  return {
+    api: prefix,
+    workerPhase: `${prefix}-worker`,
+    naive: `${prefix}-naive`,
+    cold: `${prefix}-cold`,
+  } as const;
 }
 
-/** Queue prefixes: the API's, the worker phase's, and the two baselines'. */
+/** Queue prefixes: the API's, the worker phase's, the naive baseline's, the coldstart phase's. */
 export const PREFIXES = queuePrefixes(BENCH_PREFIX);
 
 /** Where the processes started by the bench write their logs (removed after a good run). */

@@ -5,6 +5,7 @@
 // a process that dies unexpectedly (after a backoff), passes SIGTERM/SIGINT on to every process,
 // each of which drains as a lone API does, and exits once all have exited: 0 when all exited 0.
 // With API_PROCESSES=1 none of this runs: the process serves itself.
+import { randomBytes } from 'node:crypto';
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from './config.js';
@@ -38,6 +39,19 @@ export function reportMetricsToSupervisor(): undefined {
   return undefined;
 }
 
+const REHEARSAL_TOKEN_ENV = 'WRS_REHEARSAL_TOKEN';
+
+/**
+ * The secret that marks warm-up requests (warm-up.ts): made here for a lone API process, handed
+ * down by the supervisor to the processes it forks.
+ */
+export function rehearsalToken(): string {
+  return (
+    (isSupervisedApiProcess() ? process.env[REHEARSAL_TOKEN_ENV] : undefined) ??
+    randomBytes(24).toString('base64url')
+  );
+}
+
 /** Runs the supervisor; never resolves: it ends the process itself once every API process has. */
 export function superviseApiProcesses(config: Config): Promise<never> {
   const log = createLogger(config.logLevel, { proc: 'api-supervisor', pid: process.pid });
@@ -49,8 +63,11 @@ export function superviseApiProcesses(config: Config): Promise<never> {
   let stopping = false;
   let failedExits = 0;
 
+  // One secret for all: a process's warm-up requests may land on a sibling (they share the
+  // port), which must know them as such too (rehearsalToken).
+  const token = randomBytes(24).toString('base64url');
   const fork = () => {
-    const worker = cluster.fork();
+    const worker = cluster.fork({ [REHEARSAL_TOKEN_ENV]: token });
     startedAt.set(worker.id, Date.now());
   };
   const alive = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);

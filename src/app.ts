@@ -1,6 +1,7 @@
 // Builds the Koa application: the middleware chain and the routes. Holds no state of its own.
 import { Router } from '@koa/router';
 import Koa from 'koa';
+import { REHEARSAL_HEADER } from './warm-up.js';
 import type { RedisClient } from './queue.js';
 import { auditRoutes } from './audit/audit-routes.js';
 import { auditSchemas } from './audit/audit-schemas.js';
@@ -67,6 +68,13 @@ export interface AppDeps {
   /** The live event streams of this process (src/streams/). */
   streams: { hub: StreamHub; store: StreamStore };
   isShuttingDown: () => boolean;
+  /** Whether the process has warmed up (warm-up.ts); /readyz answers 503 until then. */
+  isWarm: () => boolean;
+  /**
+   * The secret the warm-up's own requests carry (warm-up.ts): they are neither logged nor
+   * counted. Made at start, known only to this process.
+   */
+  rehearsalToken?: string;
   /** The queues of every job kind, for the operators' board (when OPERATOR_TOKEN is set). */
   boardQueues?: Queue[];
 }
@@ -114,7 +122,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.silent = true; // errors are logged by requestContext, as JSON
 
   const router = new Router<AppState>({ prefix: config.basePath || undefined });
-  healthRoutes(router, { db: deps.db, redis: deps.redis, isShuttingDown: deps.isShuttingDown });
+  healthRoutes(router, {
+    db: deps.db,
+    redis: deps.redis,
+    isShuttingDown: deps.isShuttingDown,
+    isWarm: deps.isWarm,
+  });
   const routes = apiRoutes(deps);
   mountRoutes(router, routes, {
     apiKey: [
@@ -149,7 +162,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   consoleRoutes(router, config.basePath);
 
   app.use(inOrderPerConnection());
-  app.use(requestContext(deps.log, deps.isShuttingDown));
+  const token = deps.rehearsalToken;
+  app.use(
+    requestContext(
+      deps.log,
+      deps.isShuttingDown,
+      (ctx) => token !== undefined && ctx.get(REHEARSAL_HEADER) === token,
+    ),
+  );
   const board = operatorBoard({
     token: config.operatorToken,
     basePath: config.basePath,

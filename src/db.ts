@@ -27,6 +27,12 @@ export interface DbOptions {
    * is all the service's own (workers); the API never turns it on.
    */
   multipleStatements?: boolean;
+  /**
+   * Connections the pool keeps open once opened (idle ones above it are closed after 30 s).
+   * The API keeps its pools whole: its /readyz says 200 once they are open (warm-up.ts), and a
+   * burst after a quiet spell then finds them open too. Default 0.
+   */
+  poolMin?: number;
 }
 
 /** Connection settings shared by the service, the admin CLI, migrations and tests. */
@@ -51,7 +57,7 @@ export function knexConfig(
       supportBigNumbers: true,
       multipleStatements: options.multipleStatements === true,
     },
-    pool: { min: 0, max: config.dbPoolMax },
+    pool: { min: Math.min(options.poolMin ?? 0, config.dbPoolMax), max: config.dbPoolMax },
     acquireConnectionTimeout: config.dbAcquireTimeoutMs,
   };
 }

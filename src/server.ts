@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import {
   isApiSupervisor,
   isSupervisedApiProcess,
+  rehearsalToken,
   reportMetricsToSupervisor,
   superviseApiProcesses,
 } from './api-processes.js';
@@ -26,6 +27,8 @@ import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { RunStore } from './runs/run-store.js';
+import { rehearsalBody, rehearseCreates } from './runs/create-rehearsal.js';
+import { Readiness, rehearseRequests } from './warm-up.js';
 import { TemplateService } from './templates/template-service.js';
 import { TemplateStore } from './templates/template-store.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
@@ -42,7 +45,8 @@ const config = loadConfigOrExit();
 // API_PROCESSES > 1: this process only supervises the API processes, which run this file too.
 if (isApiSupervisor(config)) await superviseApiProcesses(config);
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
-const db = createDb(config, log);
+// The API keeps its pools whole (opened by the warm-up before /readyz says 200).
+const db = createDb(config, log, { poolMin: config.dbPoolMax });
 // With DATABASE_REPLICA_URLS: the reads listed in the README go to a replica once it has
 // caught up with the primary (read-your-writes); without, `reader` is undefined and every
 // store reads `db` as it always did.
@@ -71,7 +75,10 @@ const eventSignal = new EventSignal(redis, eventsChannel(config.queuePrefix), lo
 const templates = new TemplateStore(db, config.writeTimeoutMs, reader);
 // New runs' batches go in two round trips on a pool of their own that allows several
 // statements a query (RunStore); nothing else the API sends may carry more than one.
-const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, { multipleStatements: true });
+const batchDb = createDb({ ...config, dbPoolMax: 4 }, log, {
+  multipleStatements: true,
+  poolMin: 4,
+});
 const runs = new RunStore(db, {
   writeTimeoutMs: config.writeTimeoutMs,
   batches: batchDb,
@@ -96,6 +103,8 @@ const keys = new KeyStore(db, config.keyCacheTtlMs, {
   reader,
 });
 let shuttingDown = false;
+const readiness = new Readiness();
+const rehearsal = rehearsalToken();
 
 const app = createApp({
   config,
@@ -117,6 +126,8 @@ const app = createApp({
   ),
   streams: { hub: streamHub, store: streamStore },
   isShuttingDown: () => shuttingDown,
+  isWarm: () => readiness.warm,
+  rehearsalToken: rehearsal,
   // The operators' board shows every kind's queue; without it the others stay unopened.
   boardQueues: config.operatorToken ? queues.all().map((q) => q.queue) : [],
 });
@@ -125,7 +136,11 @@ keyUsage.start();
 // The first check decides which replicas start in service; until then reads use the primary.
 void replicas?.start();
 streamHub.start();
-registerProcessGauges({ db, redisPing: () => redis.ping() });
+registerProcessGauges({
+  db,
+  pools: { main: db, batch: batchDb },
+  redisPing: () => redis.ping(),
+});
 const metricsServer = isSupervisedApiProcess()
   ? reportMetricsToSupervisor()
   : startMetricsServer(config.metricsPort, log);
@@ -137,6 +152,21 @@ server.listen(config.port, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info('listening', { port, basePath: config.basePath });
+  // Listening (/healthz answers), ready only once warm: /readyz says 503 until then.
+  void readiness.warmUp(
+    {
+      pools: [db, batchDb],
+      redis: [redis],
+      queues: [queues.get('applyRuns').queue],
+      rehearse: async () => {
+        rehearseCreates(500);
+        const url = `http://127.0.0.1:${port}${config.basePath}/create-workflow-run`;
+        await rehearseRequests(url, rehearsal, rehearsalBody(), 1000);
+      },
+      log,
+    },
+    () => shuttingDown,
+  );
 });
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {

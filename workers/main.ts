@@ -161,6 +161,7 @@ const retention = retentionTicker(queues.get('runRetention'), config.retention.i
 retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({
   db,
+  pools: { main: db },
   redisPing: () => queues.get('applyRuns').queue.getJobCounts('waiting'), // a Redis round trip
   queues: queues.all(),
 });

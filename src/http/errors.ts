@@ -123,7 +123,7 @@ const HTTP_ERRORS = {
   },
   not_implemented: { status: 501, meaning: 'an HTTP method the service does not know' },
   unavailable: { status: 503, meaning: 'MySQL unreachable; nothing was done' },
-  not_ready: { status: 503, meaning: '/readyz: MySQL or Redis away, or shutting down' },
+  not_ready: { status: 503, meaning: '/readyz: MySQL or Redis away, warming up, or shutting down' },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;

@@ -13,7 +13,7 @@ import type { AppState } from './context.js';
 import { WindowLeases, type CountFn } from './window-leases.js';
 
 // Adds ARGV[2] places to the window's count at once; the key lives as long as its window.
-const SCRIPT = `
+export const RATE_LIMIT_SCRIPT = `
 local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 if count == tonumber(ARGV[2]) or redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -26,7 +26,7 @@ export function rateLimit(
   log: Logger,
 ): Middleware<AppState> {
   if (options.max <= 0) return (_ctx, next) => next();
-  redis.defineCommand('wrsRateLimit', { numberOfKeys: 1, lua: SCRIPT });
+  redis.defineCommand('wrsRateLimit', { numberOfKeys: 1, lua: RATE_LIMIT_SCRIPT });
   const call = redis as unknown as { wrsRateLimit: CountFn };
   const leases = new WindowLeases(
     (key, windowMs, n) => withTimeout(call.wrsRateLimit(key, windowMs, n), 250, 'rate limit'),

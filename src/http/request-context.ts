@@ -29,7 +29,12 @@ function frameworkCode(status: number): ErrorCode {
   }
 }
 
-export function requestContext(log: Logger, isShuttingDown: () => boolean): Middleware<AppState> {
+export function requestContext(
+  log: Logger,
+  isShuttingDown: () => boolean,
+  /** A request the process sent itself while warming up (warm-up.ts): not logged or counted. */
+  isRehearsal: (ctx: { get(header: string): string }) => boolean = () => false,
+): Middleware<AppState> {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -85,6 +90,9 @@ export function requestContext(log: Logger, isShuttingDown: () => boolean): Midd
         }
       }
     } finally {
+      if (!isRehearsal(ctx)) record();
+    }
+    function record() {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The route's template, never the path itself: a label must have few values.
       const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;

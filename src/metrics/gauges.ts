@@ -1,4 +1,4 @@
-// Gauges a process registers for what it holds: its MySQL pool, whether MySQL and Redis
+// Gauges a process registers for what it holds: its MySQL pools, whether MySQL and Redis
 // answer, and (in workers) the jobs of each kind by state, read from BullMQ when scraped.
 import type { Queue } from 'bullmq';
 import type { Db } from '../db.js';
@@ -12,7 +12,13 @@ interface TarnPool {
 }
 
 export function registerProcessGauges(deps: {
+  /** The pool every statement uses unless told otherwise; MySQL's liveness is checked on it. */
   db: Db;
+  /**
+   * Every pool of the process by name, `db` among them (the API: "main" and "batch", its pool
+   * for new runs' batches); each is a series of its own.
+   */
+  pools: Readonly<Record<string, Db>>;
   /** A Redis connection to ping; BullMQ's own when the process has no other. */
   redisPing: () => Promise<unknown>;
   /** The queue of every job kind, with the kind's name, for the job counts (workers). */
@@ -20,14 +26,16 @@ export function registerProcessGauges(deps: {
 }): void {
   gauge(
     'wrs_db_pool_connections',
-    'MySQL pool connections by state (used, free) and requests waiting for one (pending).',
-    ['state'],
+    'MySQL pool connections by pool and state (used, free) and requests waiting for one (pending).',
+    ['pool', 'state'],
     async (set) => {
-      const pool = deps.db.client.pool as TarnPool | undefined;
-      if (!pool) return;
-      set({ state: 'used' }, pool.numUsed());
-      set({ state: 'free' }, pool.numFree());
-      set({ state: 'pending' }, pool.numPendingAcquires());
+      for (const [name, db] of Object.entries(deps.pools)) {
+        const pool = db.client.pool as TarnPool | undefined;
+        // A pool that has never been used has no tarn pool yet: nothing open, nothing waiting.
+        set({ pool: name, state: 'used' }, pool?.numUsed() ?? 0);
+        set({ pool: name, state: 'free' }, pool?.numFree() ?? 0);
+        set({ pool: name, state: 'pending' }, pool?.numPendingAcquires() ?? 0);
+      }
     },
   );
   gauge(

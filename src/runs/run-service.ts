@@ -46,7 +46,7 @@ const CREATE_ATTEMPTS = 3;
 const runAnswer = (claim: IdempotencyClaim | undefined, status: number, run: RunRecord) =>
   answered(claim, status, () => resourceJson(run), run.id);
 
-function checkAgainstTemplate(
+export function checkAgainstTemplate(
   template: Template,
   inputFields: Record<string, string>,
   userAssignments: Record<string, string>,

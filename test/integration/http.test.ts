@@ -51,9 +51,12 @@ describe('HTTP surface', () => {
 
   it('reports health and readiness', async () => {
     expect((await request(`${api.url}/healthz`)).body).to.deep.equal({ status: 'ok' });
-    const ready = await request(`${api.url}/readyz`);
-    expect(ready.status).to.equal(200);
-    expect(ready.body).to.include({ mysql: true, redis: true });
+    // 503 while the process warms up (readiness.test.ts), then 200.
+    const ready = await waitFor('/readyz to answer 200', async () => {
+      const reply = await request(`${api.url}/readyz`);
+      return reply.status === 200 && reply;
+    });
+    expect(ready.body).to.include({ mysql: true, redis: true, warm: true });
   });
 
   it('echoes a request id, or makes one', async () => {

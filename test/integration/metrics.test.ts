@@ -104,7 +104,16 @@ describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
     expect(value(a, created) - value(apiBefore, created)).to.equal(5);
     expect(value(a, 'wrs_dependency_up{dependency="mysql"}')).to.equal(1);
     expect(value(a, 'wrs_dependency_up{dependency="redis"}')).to.equal(1);
-    expect(a.has('wrs_db_pool_connections{state="used"}')).to.equal(true);
+    // Both of the API's pools: the main one and the one for new runs' batches, which the creates
+    // above used (and which the warm-up opened whole before /readyz said 200).
+    for (const pool of ['main', 'batch']) {
+      for (const state of ['used', 'free', 'pending']) {
+        expect(a.has(`wrs_db_pool_connections{pool="${pool}",state="${state}"}`), pool).to.equal(
+          true,
+        );
+      }
+    }
+    expect(value(a, 'wrs_db_pool_connections{pool="batch",state="free"}')).to.equal(4);
     expect(a.has('process_cpu_user_seconds_total')).to.equal(true);
 
     const w = (await scrape(workerMetrics)).values;

@@ -5,6 +5,7 @@ import { createTenant } from '../support/fixtures.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
+import { waitFor } from '../support/wait.js';
 
 const LIMIT = 300;
 
@@ -15,6 +16,16 @@ describe('rate limit across API processes @cluster', () => {
     // A one-day window, so that the test never straddles two windows.
     const env = { RATE_LIMIT_MAX: String(LIMIT), RATE_LIMIT_WINDOW_MS: '86400000' };
     apis.push(...(await Promise.all([startApi(env), startApi(env)])));
+    // Traffic only once both are ready, as a load balancer sends it: while an API warms up, its
+    // own requests may hold up the rate limiter's Redis calls past their bound, and it then
+    // lets requests through.
+    for (const api of apis) {
+      await waitFor(
+        'the API ready',
+        async () => (await fetch(`${api.url}/readyz`)).status === 200,
+        30000,
+      );
+    }
   });
 
   after(() => Promise.all(apis.map((api) => api.stop())));
