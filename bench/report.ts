@@ -181,7 +181,11 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     // the one slowing things); every round is printed either way.
     const rounds = cold.starts.flatMap((s) => s.rounds);
     const counted = rounds.filter(echoQuiet);
-    const worst = Math.max(0, ...counted.map((r) => r.service.p99));
+    // The target binds the rounds with a quiet echo. When the machine left none quiet, every
+    // round must meet the bound instead: a stronger condition, so a pass still means the
+    // service's tail held; a machine too busy for that is no pass.
+    const judged = counted.length > 0 ? counted : rounds;
+    const worst = Math.max(0, ...judged.map((r) => r.service.p99));
     rows.push({
       measure: `coldstart: create p99 ms per round, each cold start (echo p99 before / after)`,
       service: cold.starts
@@ -193,13 +197,14 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         )
         .join('; '),
       ratio: '',
-      target: `each <= ${COLD_P99_LIMIT_MS} (echo <= ${ECHO_QUIET_P99_MS})`,
-      // No round with a quiet echo: the machine was too busy to tell; that is no pass.
+      target: `each <= ${COLD_P99_LIMIT_MS} (echo <= ${ECHO_QUIET_P99_MS}; every round when none is)`,
       result: target(
-        `coldstart: worst p99 ms of rounds with a quiet echo (${counted.length} of ${rounds.length})`,
-        counted.length > 0 ? worst : Number.NaN,
-        `<= ${COLD_P99_LIMIT_MS}, at least one round with a quiet echo`,
-        counted.length > 0 && worst <= COLD_P99_LIMIT_MS,
+        counted.length > 0
+          ? `coldstart: worst p99 ms of rounds with a quiet echo (${counted.length} of ${rounds.length})`
+          : `coldstart: worst p99 ms of all ${rounds.length} rounds (none with a quiet echo)`,
+        rounds.length > 0 ? worst : Number.NaN,
+        `<= ${COLD_P99_LIMIT_MS}`,
+        rounds.length > 0 && worst <= COLD_P99_LIMIT_MS,
       ),
     });
     const cpu = (last: boolean) =>
@@ -293,7 +298,17 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     });
   }
 
-  if (f.steady) rows.push(...steadyRows(f.steady, target));
+  if (f.steady) {
+    // What creating and starting cost MariaDB where each is written in large batches, in this
+    // same run: the create phase's best round (no worker) plus the backlog's drain. The steady
+    // state against it tells whether the flow pays a small-batch price, whatever the machine's
+    // speed that day.
+    const createUs = f.create?.best.service?.cpuUsPerRequest.mariadbd;
+    const startUs = f.worker?.best.worker?.cpuUsPerRun.mariadbd;
+    const batched =
+      createUs !== undefined && startUs !== undefined ? { createUs, startUs } : undefined;
+    rows.push(...steadyRows(f.steady, target, batched));
+  }
 
   if (f.webhooks) {
     const w = f.webhooks;
@@ -558,6 +573,8 @@ export function formatTable(rows: Row[]): string {
 function steadyRows(
   s: SteadyPhaseResult,
   target: (name: string, value: number, limit: string, pass: boolean) => string,
+  /** MariaDB µs per create (create phase) and per started run (backlog phase) of this run. */
+  batched?: { createUs: number; startUs: number },
 ): Row[] {
   const rows: Row[] = [];
   const service = s.median.service;
@@ -594,6 +611,27 @@ function steadyRows(
     target: '<= 120',
     result: target('steady MariaDB µs/run', mariadb, '<= 120', mariadb <= 120),
   });
+  if (service.commitsPerRun !== undefined) {
+    rows.push({
+      measure: '  MariaDB transactions per run created and started (creates and starts together)',
+      service: fmt(service.commitsPerRun, 3),
+      baseline: '',
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    });
+  }
+  if (batched) {
+    const sum = batched.createUs + batched.startUs;
+    rows.push({
+      measure: `  same, vs a create (create phase, ${fmt(batched.createUs, 0)}) + a start in a backlog's batches (${fmt(batched.startUs, 0)}), this run`,
+      service: fmt(mariadb, 0),
+      baseline: fmt(sum, 0),
+      ratio: fmt(ratio(mariadb, sum), 2),
+      target: '(reported)',
+      result: '',
+    });
+  }
   const byProcess = (r: SteadyRound) =>
     Object.entries(r.cpuUsPerRun)
       .filter(([name]) => name !== 'load')

@@ -32,6 +32,11 @@ export interface SteadyRound {
   runsPerSecond: number;
   /** CPU µs per run created and started, by process (api, worker, mariadb, redis, postgres). */
   cpuUsPerRun: Record<string, number>;
+  /**
+   * Transactions the database committed per run created and started (creates' and starts'
+   * together; MariaDB's Com_commit), where the system can tell: how large its batches were.
+   */
+  commitsPerRun?: number;
 }
 
 export interface SteadyPhaseResult {
@@ -50,6 +55,8 @@ interface System {
   pending: () => Promise<number>;
   /** The storage processes whose CPU the runs cost. */
   storage: () => Map<string, number | TickReader>;
+  /** Transactions committed so far by the database, server-wide. */
+  commits?: () => Promise<number>;
 }
 
 export async function measureSteadyState(deps: {
@@ -91,6 +98,12 @@ export async function measureSteadyState(deps: {
     pending: () => countPending(db, tenant.orgId),
     storage: () =>
       new Map(pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` })),
+    commits: async () => {
+      const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Com_commit'")) as [
+        Array<{ Value: string }>,
+      ];
+      return Number(rows[0]?.Value ?? NaN);
+    },
   });
 
   const generator = new RequestChild('load', 'bench/load.js');
@@ -125,6 +138,7 @@ export async function measureSteadyState(deps: {
           ['load', processTicks(generator.pid, true)],
         ]),
       );
+      const commitsBefore = await system.commits?.();
       const result = await load(system.url, seconds);
       const stoppedAt = Date.now();
       const backlogAtEnd = await system.pending();
@@ -138,6 +152,7 @@ export async function measureSteadyState(deps: {
         pending = await system.pending();
       }
       const drainSeconds = (Date.now() - stoppedAt) / 1000;
+      const commitsAfter = await system.commits?.();
       const cpuUsPerRun: Record<string, number> = {};
       for (const [name, ms] of Object.entries(meter.elapsedMs())) {
         cpuUsPerRun[name] = Math.round((ms * 1000) / Math.max(1, result.ok));
@@ -149,6 +164,9 @@ export async function measureSteadyState(deps: {
         drainSeconds: round(drainSeconds, 2),
         runsPerSecond: round(result.ok / (seconds + drainSeconds), 0),
         cpuUsPerRun,
+        ...(commitsBefore !== undefined && commitsAfter !== undefined
+          ? { commitsPerRun: round((commitsAfter - commitsBefore) / Math.max(1, result.ok), 3) }
+          : {}),
       };
     } finally {
       await worker.stop();
@@ -168,6 +186,7 @@ export async function measureSteadyState(deps: {
           `  round ${i + 1} ${target.padEnd(7)} ${String(r.runsPerSecond).padStart(6)} runs/s created and started` +
             `  (creates ${r.load.requestsPerSecond.toFixed(0)}/s, p99 ${r.load.p99} ms, backlog at end ${r.backlogAtEnd},` +
             ` drained in ${r.drainSeconds} s, errors ${r.load.errors + r.load.timeouts + r.load.non2xx};` +
+            `${r.commitsPerRun !== undefined ? ` MariaDB commits per run ${r.commitsPerRun};` : ''}` +
             ` CPU µs/run: ${Object.entries(r.cpuUsPerRun)
               .map(([name, us]) => `${name} ${us}`)
               .join(', ')})`,
