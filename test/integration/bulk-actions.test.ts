@@ -205,6 +205,60 @@ describe('bulk cancel and retry', () => {
     ).to.have.length(1);
   });
 
+  it('moves its cursor and counts in the transaction of the runs it changes: no moment shows one without the other', async function () {
+    // What makes a resumed action exact: a worker that dies after a batch's commit leaves the
+    // cursor past that batch, never behind it. Read as consistent snapshots while the action
+    // runs, the runs cancelled always equal `done`, and the runs at or above the cursor always
+    // equal `matched`; a cursor written after the commit shows the gap between the two.
+    this.timeout(120_000);
+    const own = await createTenant(testDb());
+    const ownClient = new Client(api.url, own.key);
+    const total = 600;
+    await createMany(ownClient, own, total, { drill: 'atomic' });
+    const started = await bulk(ownClient, 'cancel', { filter: { label: ['drill:atomic'] } });
+    expect(started.status).to.equal(202);
+    worker = await startWorker({ BULK_BATCH_SIZE: '5' });
+    const seen: Array<{
+      cursor: string | null;
+      matched: number;
+      done: number;
+      above: number;
+      cancelled: number;
+    }> = [];
+    let status = 'running';
+    while (status === 'running') {
+      await testDb().transaction(async (trx) => {
+        // One snapshot for both reads (REPEATABLE READ, taken at the first read).
+        const [[action]] = (await trx.raw(
+          'SELECT status, cursor_seq, matched, done FROM bulk_actions WHERE id = ?',
+          [started.body.id],
+        )) as [Array<{ status: string; cursor_seq: string | null; matched: number; done: number }>];
+        const [[counts]] = (await trx.raw(
+          "SELECT COALESCE(SUM(status = 'cancelled'), 0) AS cancelled, " +
+            'COALESCE(SUM(seq >= ?), 0) AS above FROM workflow_runs WHERE organization_id = ?',
+          [action!.cursor_seq ?? Number.MAX_SAFE_INTEGER, own.orgId],
+        )) as [Array<{ cancelled: number | string; above: number | string }>];
+        status = action!.status;
+        seen.push({
+          cursor: action!.cursor_seq,
+          matched: Number(action!.matched),
+          done: Number(action!.done),
+          above: Number(counts!.above),
+          cancelled: Number(counts!.cancelled),
+        });
+      });
+    }
+    const during = seen.filter((s) => s.done > 0 && s.done < total);
+    expect(during.length, 'snapshots taken while the action ran').to.be.above(10);
+    for (const s of seen) {
+      expect(s.cancelled, `runs cancelled vs done at ${JSON.stringify(s)}`).to.equal(s.done);
+      expect(s.above, `runs at or above the cursor vs matched at ${JSON.stringify(s)}`).to.equal(
+        s.matched,
+      );
+    }
+    expect(seen.at(-1)).to.include({ matched: total, done: total, cancelled: total });
+  });
+
   it('cancels a few thousand runs exactly once each though its worker is SIGKILLed midway', async function () {
     this.timeout(180_000);
     const total = 2500;
