@@ -312,14 +312,17 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
 
   if (f.webhooks) {
     const w = f.webhooks;
-    rows.push(
-      compared(
+    const vsBare = ratio(w.deliveriesPerSecond, w.barePerSecond);
+    rows.push({
+      ...compared(
         `webhook deliveries/s, backlog of ${w.backlog} (vs bare POST loop)`,
         w.deliveriesPerSecond,
         w.barePerSecond,
         0,
       ),
-    );
+      target: '>= 0.5',
+      result: target('webhooks / bare POST loop', vsBare, '>= 0.5', vsBare >= 0.5),
+    });
     rows.push({
       measure: `webhook change → receipt p50 / p99 ms at ${w.rate}/s (vs bare POST)`,
       service: `${fmt(w.latency.p50)} / ${fmt(w.latency.p99)}`,
