@@ -106,8 +106,14 @@ export interface StreamHubDeps {
 export class StreamHub {
   private readonly streams = new Set<EventStream>();
   private readonly perKey = new Map<string, number>();
-  /** Organizations woken since the watermark last caught up. */
-  private readonly woken = new Set<string>();
+  /**
+   * Organizations woken since the watermark last caught up, each with the number of its latest
+   * wake: a pass forgets only the wakes it saw, so one that comes while it reads is kept for
+   * the next pass (else that pass moved the watermark past the new events and no stream read
+   * them until the fallback poll).
+   */
+  private readonly woken = new Map<string, number>();
+  private wakes = 0;
   private readonly watermark: EventWatermark;
   private current: Promise<void> | undefined;
   private again = false;
@@ -195,7 +201,7 @@ export class StreamHub {
       stream.write(`retry: ${RETRY_MS}\nid: ${stream.cursor}\n\n`);
       // As if woken: what was committed before it opened, above a gap still pending, is read
       // once the gap is decided (a woken organization stays so until the watermark caught up).
-      this.woken.add(stream.organizationId);
+      this.woken.set(stream.organizationId, ++this.wakes);
       void this.pump(stream);
       if (!this.caughtUp) void this.tick();
       return stream;
@@ -210,7 +216,7 @@ export class StreamHub {
     let any = false;
     for (const id of organizationIds) {
       if (this.hasStreams(id)) {
-        this.woken.add(id);
+        this.woken.set(id, ++this.wakes);
         any = true;
       }
     }
@@ -273,13 +279,15 @@ export class StreamHub {
           this.retry = setTimeout(() => void this.tick(), result.retryInMs);
         }
         // Caught up: every event committed before the wake is at most the watermark now.
-        if (result.caughtUp) for (const id of woken) this.woken.delete(id);
+        if (result.caughtUp) {
+          for (const [id, wake] of woken) if (this.woken.get(id) === wake) this.woken.delete(id);
+        }
       } catch (err) {
         this.lastError = err;
         this.warn(err);
         return;
       }
-      const organizations = new Set(woken);
+      const organizations = new Set(woken.map(([id]) => id));
       for (const stream of this.streams) {
         if (all || organizations.has(stream.organizationId)) void this.pump(stream);
       }

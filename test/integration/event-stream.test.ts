@@ -158,6 +158,25 @@ describe('GET /stream-run-events', () => {
     expect(op['x-scope']).to.equal('runs:read');
   });
 
+  it('sends both events of each run soon, run after run: no wake is lost while the watermark moves', async () => {
+    // A create wakes the stream twice (the API's own commit, then the worker's start), and the
+    // second wake may come while the first is still being read. A pass that forgot a wake it
+    // had not seen would leave the run's last event to the fallback poll, a minute away here.
+    const events = await stream(one);
+    await events.until('the opening message', () => events.messages.length > 0);
+    const runs = 12;
+    for (let i = 1; i <= runs; i++) {
+      await createRun(one);
+      await events.until(
+        `run ${i}: run.created and run.started`,
+        () => events.events.length >= 2 * i,
+        2000,
+      );
+    }
+    const start = Number(events.messages[0]!.id);
+    expect(ids(events)).to.deep.equal(await eventIds(tenant.orgId, start));
+  });
+
   it('filters by type (comma list) and by run', async () => {
     const startedOnly = await stream(one, '?type=run.started');
     const both = await stream(one, '?type=run.created,run.started');
