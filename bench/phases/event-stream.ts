@@ -5,7 +5,8 @@
 // from the create being sent (an upper bound of its commit, which comes before the answer)
 // to the event's arrival on the stream, and from the create's answer (after the commit, so a
 // lower bound; it can be below 0 when the stream is faster than the answer).
-import { request as httpRequest } from 'node:http';
+import { Agent, request as streamRequest } from 'node:http';
+import { httpRequest } from '../http-request.js';
 import type { Db } from '../../src/db.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import { sleep } from '../processes.js';
@@ -40,7 +41,7 @@ export async function measureStream(deps: {
   let duplicates = 0;
   let opened!: () => void;
   const open = new Promise<void>((resolve) => (opened = resolve));
-  const stream = httpRequest(
+  const stream = streamRequest(
     `${deps.streamUrl}/stream-run-events?type=run.created`,
     { headers: { authorization: tenant.key }, agent: false },
     (res) => {
@@ -71,6 +72,15 @@ export async function measureStream(deps: {
   await open;
 
   const body = createBody(tenant);
+  // Kept-alive connections, as a client at this rate holds: without a bound, a slow answer
+  // made the client open another connection, and the storm of new connections (each one
+  // dear on a busy machine) was what the figures from the send measured.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const headers = {
+    authorization: tenant.key,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+  };
   const sent = new Map<string, { sentAt: number; answeredAt: number }>();
   const sends: Array<Promise<void>> = [];
   const began = performance.now();
@@ -80,21 +90,18 @@ export async function measureStream(deps: {
     if (wait > 0) await sleep(wait);
     const sentAt = performance.now();
     sends.push(
-      fetch(`${deps.writeUrl}/create-workflow-run`, {
-        method: 'POST',
-        headers: { authorization: tenant.key, 'content-type': 'application/json' },
-        body,
-      }).then(
-        async (res) => {
+      httpRequest(agent, `${deps.writeUrl}/create-workflow-run`, 'POST', headers, body).then(
+        (reply) => {
           const answeredAt = performance.now();
-          const answer = (await res.json()) as { id?: string };
-          if (res.status === 200 && answer.id) sent.set(answer.id, { sentAt, answeredAt });
+          const answer = (reply.status === 200 ? JSON.parse(reply.body) : {}) as { id?: string };
+          if (answer.id) sent.set(answer.id, { sentAt, answeredAt });
         },
         () => undefined,
       ),
     );
   }
   await Promise.all(sends);
+  agent.destroy();
   const deadline = Date.now() + 10_000;
   while ([...sent.keys()].some((id) => !arrived.has(id)) && Date.now() < deadline) {
     await sleep(50);
