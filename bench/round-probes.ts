@@ -22,7 +22,8 @@ const MARIADB_COUNTERS = [
 
 type MariadbStatus = Record<(typeof MARIADB_COUNTERS)[number], number>;
 
-async function mariadbStatus(db: Db): Promise<MariadbStatus> {
+/** MariaDB's counters named above, server-wide, now. */
+export async function mariadbStatus(db: Db): Promise<MariadbStatus> {
   const [rows] = (await db.raw(
     `SHOW GLOBAL STATUS WHERE Variable_name IN (${MARIADB_COUNTERS.map(() => '?').join(', ')})`,
     [...MARIADB_COUNTERS],

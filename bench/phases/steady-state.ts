@@ -13,6 +13,7 @@ import { CpuMeter, pidsByName, postgresTicks, processTicks, type TickReader } fr
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
+import { mariadbStatus } from '../round-probes.js';
 import { RequestChild, sleep, startScript } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
@@ -98,12 +99,7 @@ export async function measureSteadyState(deps: {
     pending: () => countPending(db, tenant.orgId),
     storage: () =>
       new Map(pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` })),
-    commits: async () => {
-      const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Com_commit'")) as [
-        Array<{ Value: string }>,
-      ];
-      return Number(rows[0]?.Value ?? NaN);
-    },
+    commits: async () => (await mariadbStatus(db)).Com_commit,
   });
 
   const generator = new RequestChild('load', 'bench/load.js');

@@ -5,7 +5,6 @@ import { createTenant } from '../support/fixtures.js';
 import { request } from '../support/http.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 import { testDb } from '../support/root-hooks.js';
-import { waitFor } from '../support/wait.js';
 
 const LIMIT = 300;
 
@@ -19,13 +18,7 @@ describe('rate limit across API processes @cluster', () => {
     // Traffic only once both are ready, as a load balancer sends it: while an API warms up, its
     // own requests may hold up the rate limiter's Redis calls past their bound, and it then
     // lets requests through.
-    for (const api of apis) {
-      await waitFor(
-        'the API ready',
-        async () => (await fetch(`${api.url}/readyz`)).status === 200,
-        30000,
-      );
-    }
+    for (const api of apis) await api.ready();
   });
 
   after(() => Promise.all(apis.map((api) => api.stop())));

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { testEnv } from './env.js';
+import { waitFor } from './wait.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url)); // dist/
 
@@ -103,6 +104,21 @@ export class ApiProcess extends ServiceProcess {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}${this.basePath}`;
+  }
+
+  /**
+   * Polls /readyz, as a load balancer does, until it answers 200 (the process has warmed up);
+   * resolves with that answer's body. For tests whose traffic must meet a warm process.
+   */
+  async ready(timeoutMs = 30000): Promise<Record<string, unknown>> {
+    return waitFor(
+      'the API ready',
+      async () => {
+        const res = await fetch(`${this.url}/readyz`);
+        return res.status === 200 && ((await res.json()) as Record<string, unknown>);
+      },
+      timeoutMs,
+    );
   }
 }
 
