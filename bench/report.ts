@@ -331,6 +331,16 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       target: 'none missing',
       result: target('webhook events missing', w.missing, '= 0', w.missing === 0),
     });
+    const cpu = w.cpuUsPerDelivery;
+    rows.push({
+      measure:
+        'webhook CPU µs per delivery: MariaDB / worker / receiver (vs bare POST: sender + receiver)',
+      service: `${fmt(cpu.mariadb ?? NaN)} / ${fmt(cpu.worker ?? NaN)} / ${fmt(cpu.receiver ?? NaN)}`,
+      baseline: fmt(w.bareCpuUsPerPost),
+      ratio: '',
+      target: '',
+      result: '',
+    });
   }
 
   if (f.fairness) {

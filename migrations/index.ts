@@ -9,6 +9,7 @@ import * as fairShare from './20261125000000_fair_share.js';
 import * as labelsAndBulkActions from './20261125010000_labels_and_bulk_actions.js';
 import * as retention from './20261125020000_retention.js';
 import * as eventStream from './20261125030000_event_stream.js';
+import * as webhookTurns from './20261126000000_webhook_turns.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '20261125010000_labels_and_bulk_actions': labelsAndBulkActions,
   '20261125020000_retention': retention,
   '20261125030000_event_stream': eventStream,
+  '20261126000000_webhook_turns': webhookTurns,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

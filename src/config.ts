@@ -122,8 +122,10 @@ export interface WebhookConfig {
   disableAfterMs: number;
   /** How often each worker looks for committed events to turn into deliveries. */
   dispatchIntervalMs: number;
-  /** Deliveries a worker process attempts at once. */
+  /** Attempts in flight at once in one endpoint's turn (to one endpoint). */
   concurrency: number;
+  /** Endpoints' turns a worker process works at once. */
+  turns: number;
   /** Most endpoints per organization. */
   maxEndpoints: number;
 }
@@ -216,6 +218,7 @@ function webhookConfig(env: Env): WebhookConfig {
     disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_MS', 5 * 86_400_000, 1000, 365 * 86_400_000),
     dispatchIntervalMs: int(env, 'WEBHOOK_DISPATCH_INTERVAL_MS', 200, 10, 60000),
     concurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
+    turns: int(env, 'WEBHOOK_TURNS', 8, 1, 256),
     maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
   };
 }

@@ -120,7 +120,7 @@ const processors: Processors = {
     pacer: new TurnPacer(config.workerGatherMs),
   }),
   stepDue: stepDueProcessor({ store }),
-  webhookDelivery: webhookDeliveryProcessor({ deliverer }),
+  webhookDelivery: webhookDeliveryProcessor({ deliverer, stopping: () => stopping }),
   bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),
   runRetention: runRetentionProcessor({ pass: retentionPass }),
 };

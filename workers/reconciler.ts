@@ -6,9 +6,9 @@
 //     robin between organizations, so after a flush a backlog in one organization holds up no
 //     other either;
 //   - steps past their due date and not marked overdue (their timer lost) are marked here;
-//   - webhook deliveries owed and due, not held by an attempt and first of their run to their
-//     endpoint, are enqueued again (nothing is added for one whose job still waits, and an
-//     attempt claims its delivery, so a doubled job is a no-op);
+//   - endpoints owed a delivery that has been due for a while, held by no turn and first of
+//     its run to the endpoint, are given a turn (an endpoint has one turn queued at most, and a
+//     turn claims what it sends, so a doubled turn sends nothing twice);
 //   - expired Idempotency-Keys are deleted;
 //   - API keys past their expiry are recorded in the audit log, once each (api_key.expired);
 //   - running bulk actions are offered a job (a no-op while one is queued or worked).
@@ -118,22 +118,23 @@ export class Reconciler {
     return marked;
   }
 
-  /** Deliveries owed since more than afterMs ago: their job was lost, or never made. */
+  /** Endpoints owed deliveries due more than afterMs ago: their turn was lost, or never made. */
   private async reenqueueDeliveries(): Promise<number> {
     const now = Date.now();
-    const owed = await this.webhooks.store.owed(
+    const endpoints = await this.webhooks.store.endpointsOwed(
       new Date(now - this.options.afterMs),
       new Date(now),
       this.options.batch ?? 1000,
     );
-    if (owed.length === 0) return 0;
-    // Due now (their next_attempt_at is past, so no delay). A delivery whose job still waits
-    // gets no second one (deduplicated by its attempt: src/jobs/webhook-delivery.ts).
-    const sent = await this.webhooks.jobs.enqueue(owed, { now });
+    if (endpoints.length === 0) return 0;
+    // A turn now each; an endpoint whose turn still waits gets no second one.
+    const sent = await this.webhooks.jobs.enqueue(endpoints.map((endpointId) => ({ endpointId })));
     if (!sent) return 0;
-    webhookReenqueued.inc(owed.length);
-    this.log.info('re-enqueued owed webhook deliveries', { deliveries: owed.length });
-    return owed.length;
+    webhookReenqueued.inc(endpoints.length);
+    this.log.info('gave a turn to endpoints owed webhook deliveries', {
+      endpoints: endpoints.length,
+    });
+    return endpoints.length;
   }
 
   private async reenqueueUnapplied(): Promise<number> {

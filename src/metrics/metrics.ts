@@ -51,7 +51,7 @@ export const overdueMarkedByReconciler = new Counter({
 
 export const webhookAttempts = new Counter({
   name: 'wrs_webhook_attempts_total',
-  help: 'Webhook delivery attempts, by outcome (delivered, retry, failed, refused, gone).',
+  help: 'Webhook delivery attempts, by outcome (delivered, retry, failed, gone).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
@@ -63,6 +63,13 @@ export const webhookAttemptDuration = new Histogram({
   registers: [registry],
 });
 
+export const webhookTurnDeliveries = new Histogram({
+  name: 'wrs_webhook_turn_deliveries',
+  help: 'Deliveries one endpoint turn attempted (0: nothing was due, or another turn held it).',
+  buckets: [0, 1, 4, 16, 64, 256, 1024],
+  registers: [registry],
+});
+
 export const webhookDeliveriesMade = new Counter({
   name: 'wrs_webhook_deliveries_created_total',
   help: 'Deliveries made from committed events by the dispatcher (one per endpoint and event).',
@@ -71,7 +78,7 @@ export const webhookDeliveriesMade = new Counter({
 
 export const webhookReenqueued = new Counter({
   name: 'wrs_reconciler_webhook_reenqueued_total',
-  help: 'Owed webhook deliveries the reconciler enqueued again.',
+  help: 'Endpoints owed webhook deliveries that the reconciler gave a turn (theirs was lost).',
   registers: [registry],
 });
 

@@ -1,18 +1,27 @@
-// One attempt of one delivery, from a delivery job: checks it is still owed and that no
-// earlier event of its run is still owed to the same endpoint (events of a run arrive in
-// history order; other runs do not wait), claims it, signs and sends it, records the outcome
-// in MySQL, then enqueues what follows: its own retry, or the run's next delivery to the
-// endpoint. 2xx is delivered; 410 Gone disables the endpoint; anything else is tried again on
-// the retry schedule until the attempts run out.
+// An endpoint's turn, from a delivery job: takes the endpoint's deliveries that are due in
+// batches (BATCH_DELIVERIES at a time, at most TURN_BATCHES batches; the first still owed of
+// each run only: events of a run arrive in history order, other runs do not wait), signs and
+// sends each batch WEBHOOK_CONCURRENCY at a time over kept-alive connections, records the
+// batch's attempts and the endpoint's state in MySQL in one go, then asks for the endpoint's
+// next turn: now when more is due (the next events of the runs just delivered, the rest of a
+// backlog), else when its earliest owed delivery falls due (a retry).
+// 2xx is delivered; 410 Gone disables the endpoint; anything else is tried again on the retry
+// schedule until the attempts run out. A batch costs a few short trips to MySQL (its claim and
+// its record), not a few per delivery, and they overlap the sending of the batch beside them.
 import type { WebhookConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { webhookAttemptDuration, webhookAttempts } from '../metrics/metrics.js';
-import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import {
-  deliveryRef,
-  type AttemptContext,
-  type AttemptRecord,
-  type DeliveryStore,
+  webhookAttemptDuration,
+  webhookAttempts,
+  webhookTurnDeliveries,
+} from '../metrics/metrics.js';
+import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
+import type {
+  AttemptContext,
+  AttemptRecord,
+  DeliveryStore,
+  TurnAttempt,
+  TurnRecord,
 } from './delivery-store.js';
 import { signingSecrets } from './endpoint-store.js';
 import { postWebhook, type AttemptResult } from './http-sender.js';
@@ -21,16 +30,68 @@ import { retryDelayMs } from './retry-schedule.js';
 import { signDelivery } from './signing.js';
 import type { RunSummary } from '../runs/run-schemas.js';
 
-export type AttemptOutcome =
-  'not_owed' | 'later' | 'waiting' | 'busy' | 'delivered' | 'retry' | 'failed' | 'gone';
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'gone';
+
+/** What one turn did. */
+export interface TurnSummary {
+  /** Deliveries the turn attempted. */
+  attempted: number;
+  /** Stored attempts, by outcome. */
+  outcomes: Partial<Record<AttemptOutcome, number>>;
+  /** Set when the endpoint was disabled by this turn. */
+  disabled?: string;
+}
+
+/**
+ * The promise, marked as handled: a pipelined claim or record that fails while the turn awaits
+ * something else would otherwise be an unhandled rejection (which ends the process). The turn
+ * awaits it later and fails then.
+ */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** A claimed batch, and until when its deliveries are held. */
+interface Claim {
+  contexts: AttemptContext[];
+  until: Date;
+}
 
 /** The run's summary as it is now: for a run older than its history (see summaryAfter). */
 export interface RunSummaryReader {
   summary(runId: string): Promise<RunSummary>;
 }
 
-// Held longer than an attempt can take, so a claim outlives its attempt.
+/**
+ * Deliveries one claim takes: enough that a claim's and a record's trips to MySQL are a small
+ * part of sending them, few enough that a turn's batches keep both MySQL and the receiver busy.
+ */
+export const BATCH_DELIVERIES = 128;
+
+/**
+ * Batches one turn takes at most, while every attempt is delivered: then the endpoint's next
+ * turn queues behind every other endpoint's already waiting.
+ */
+export const TURN_BATCHES = 8;
+
+/**
+ * A batch's attempts start within this long of its claim; what has not started by then goes
+ * back unsent (a slow receiver, a batch claimed while the one before it was still sent). So a
+ * claim's hold does not grow with the batch, and deliveries held by a worker that was killed
+ * wait at most SEND_WINDOW_MS + WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS (25 s by default).
+ */
+const SEND_WINDOW_MS = 10_000;
+
+/** Time after an attempt's timeout for recording it while its claim still holds. */
 const CLAIM_MARGIN_MS = 5_000;
+
+/** A batch sent: its attempts (in the order recorded), and what it claimed and did not send. */
+interface SentBatch {
+  attempts: TurnAttempt[];
+  outcomes: AttemptOutcome[];
+  unsent: string[];
+}
 
 export class Deliverer {
   constructor(
@@ -39,31 +100,126 @@ export class Deliverer {
     private readonly jobs: DeliveryJobs,
     private readonly config: WebhookConfig,
     private readonly log: Logger,
+    private readonly batchDeliveries = BATCH_DELIVERIES,
   ) {}
 
-  async attempt(deliveryId: string, now = new Date()): Promise<AttemptOutcome> {
-    const context = await this.store.forAttempt(deliveryId);
-    if (!context || context.delivery.status !== 'pending' || !context.endpoint.enabled) {
-      return 'not_owed';
+  /**
+   * One turn of the endpoint's: batches in a pipeline, each claimed while the one before it is
+   * sent and recorded while the one after it is sent, so MySQL's work and the receiver's
+   * overlap. The next batch is claimed only while batches come back full and all delivered; a
+   * receiver that fails waits out its backoff instead. `stopping`: the process is shutting
+   * down; send no more.
+   */
+  async turn(endpointId: string, stopping: () => boolean = () => false): Promise<TurnSummary> {
+    const summary: TurnSummary = { attempted: 0, outcomes: {} };
+    let claimed: Promise<Claim> | undefined = handled(this.claim(endpointId));
+    let recording: Promise<TurnRecord> | undefined;
+    for (let batch = 0; claimed; batch++) {
+      const batchClaim: Claim = await claimed;
+      const { contexts, until } = batchClaim;
+      if (contexts.length === 0) break;
+      claimed =
+        contexts.length === this.batchDeliveries && batch + 1 < TURN_BATCHES && !stopping()
+          ? handled(this.claim(endpointId))
+          : undefined;
+      const sent = await this.send(batchClaim, stopping);
+      await this.store.release(sent.unsent, until);
+      summary.attempted += sent.attempts.length;
+      // Records go one at a time, in order: a batch's after the one before it.
+      await recording;
+      recording = handled(this.record(endpointId, sent, summary));
+      if (claimed && (sent.unsent.length > 0 || sent.outcomes.some((o) => o !== 'delivered'))) {
+        // A receiver that fails or is slow gets no more this turn: what was claimed goes back.
+        const extra: Claim = await claimed;
+        await this.store.release(
+          extra.contexts.map((c) => c.delivery.id),
+          extra.until,
+        );
+        claimed = undefined;
+      }
     }
-    const { delivery } = context;
-    const due = delivery.next_attempt_at?.getTime() ?? 0;
-    if (due > now.getTime() + 100) {
-      // Early (a nudge while it waits out its backoff): come back when it is due.
-      await this.jobs.enqueue([deliveryRef(delivery)], { now: now.getTime() });
-      return 'later';
+    const last = await recording;
+    webhookTurnDeliveries.observe(summary.attempted);
+    if (last?.disabled) {
+      summary.disabled = last.disabled;
+      this.log.warn('webhook endpoint disabled', { endpointId, reason: last.disabled });
+      return summary;
     }
-    if (context.waits) return 'waiting';
-    if (
-      !(await this.store.claim(
-        delivery,
-        now,
-        new Date(now.getTime() + this.config.timeoutMs + CLAIM_MARGIN_MS),
-      ))
-    ) {
-      return 'busy';
-    }
+    const next = last ? last.next : await this.store.nextDue(endpointId, new Date());
+    // Now when more is due (queued behind every other endpoint's turn already waiting), else
+    // at the moment it falls due.
+    if (next) await this.jobs.enqueue([{ endpointId, at: next }]);
+    return summary;
+  }
 
+  /** Claims a batch of the endpoint's due deliveries, held for as long as sending them takes. */
+  private async claim(endpointId: string): Promise<Claim> {
+    const now = new Date();
+    const until = new Date(
+      now.getTime() + SEND_WINDOW_MS + this.config.timeoutMs + CLAIM_MARGIN_MS,
+    );
+    return {
+      contexts: await this.store.claimTurn(endpointId, now, this.batchDeliveries, until),
+      until,
+    };
+  }
+
+  /**
+   * Sends a claimed batch, WEBHOOK_CONCURRENCY at a time; an attempt starts only while it can
+   * end and be recorded within the claim.
+   */
+  private async send({ contexts, until }: Claim, stopping: () => boolean): Promise<SentBatch> {
+    const sent: SentBatch = { attempts: [], outcomes: [], unsent: [] };
+    const lastStart = until.getTime() - this.config.timeoutMs - CLAIM_MARGIN_MS;
+    let next = 0;
+    const sender = async () => {
+      while (next < contexts.length) {
+        const context = contexts[next++]!;
+        if (stopping() || Date.now() > lastStart) {
+          sent.unsent.push(context.delivery.id);
+          continue;
+        }
+        const { outcome, record } = await this.attempt(context);
+        sent.attempts.push({ delivery: context.delivery, record });
+        sent.outcomes.push(outcome);
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.config.concurrency, contexts.length) }, sender),
+    );
+    return sent;
+  }
+
+  /** Records a batch's attempts, and counts those stored into the turn's summary. */
+  private async record(
+    endpointId: string,
+    sent: SentBatch,
+    summary: TurnSummary,
+  ): Promise<TurnRecord> {
+    const now = new Date();
+    if (sent.attempts.length === 0) {
+      return { stored: [], next: await this.store.nextDue(endpointId, now) };
+    }
+    const record = await this.store.recordTurn(
+      endpointId,
+      sent.attempts,
+      now,
+      new Date(now.getTime() - this.config.disableAfterMs),
+    );
+    record.stored.forEach((stored, i) => {
+      if (!stored) return;
+      const outcome = sent.outcomes[i]!;
+      summary.outcomes[outcome] = (summary.outcomes[outcome] ?? 0) + 1;
+      webhookAttempts.inc({ outcome });
+    });
+    return record;
+  }
+
+  /** Signs and sends one delivery, and says what came of it. */
+  private async attempt(
+    context: AttemptContext,
+  ): Promise<{ outcome: AttemptOutcome; record: AttemptRecord }> {
+    const { delivery } = context;
     const body = deliveryBody(context.event, {
       id: delivery.run_id,
       organizationId: delivery.organization_id,
@@ -83,34 +239,7 @@ export class Deliverer {
       policy: this.config,
     });
     webhookAttemptDuration.observe(result.latencyMs / 1000);
-
-    const { outcome, record } = this.judge(context, result, at);
-    if (outcome === 'delivered') {
-      // The common case, in one round trip with the read of what follows it.
-      const next = await this.store.recordDelivered(context, record);
-      webhookAttempts.inc({ outcome });
-      if (next) await this.jobs.enqueue([next]);
-      return outcome;
-    }
-    const stored = await this.store.recordAttempt(context, record);
-    if (!stored.recorded) return 'busy';
-    webhookAttempts.inc({ outcome });
-    if (stored.disabled) {
-      this.log.warn('webhook endpoint disabled', {
-        endpointId: context.endpoint.id,
-        organizationId: context.endpoint.organizationId,
-        reason: stored.disabled,
-      });
-      return outcome;
-    }
-    if (outcome === 'retry') {
-      const retry = { ...delivery, attempts: Number(delivery.attempts) + 1 };
-      await this.jobs.enqueue([{ ...deliveryRef(retry), nextAttemptAt: record.nextAttemptAt }]);
-    } else {
-      const next = await this.store.nextOfChain(delivery.endpoint_id, delivery.run_id);
-      if (next) await this.jobs.enqueue([next]);
-    }
-    return outcome;
+    return this.judge(context, result, at);
   }
 
   /** What an attempt's result means for the delivery (pure but for the retry's jitter). */
@@ -125,7 +254,6 @@ export class Deliverer {
       latencyMs: result.latencyMs,
       responseBody: result.responseBody,
       error: result.error,
-      failingLimit: new Date(at.getTime() - this.config.disableAfterMs),
     };
     const code = result.statusCode;
     if (code !== undefined && code >= 200 && code < 300) {
@@ -145,7 +273,7 @@ export class Deliverer {
         },
       };
     }
-    const made = context.delivery.attempts + 1;
+    const made = Number(context.delivery.attempts) + 1;
     const error = base.error ?? `the receiver answered ${code}`;
     if (made >= this.config.maxAttempts) {
       return {

@@ -3,8 +3,8 @@
 // full, and at once when this worker has just committed changes (wake), as long as any
 // endpoint exists (so a service nobody subscribed to pays nothing per change). Passes in
 // several workers share the work (events are locked as they are taken, and skipped when
-// another holds them). The first delivery of each run to each endpoint is enqueued after the
-// commit; the next ones follow it in order (deliverer.ts).
+// another holds them). Each endpoint given deliveries is owed a turn, asked for after the
+// commit (deliverer.ts).
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
@@ -51,7 +51,7 @@ export class Dispatcher {
       this.subscribed = pass.subscribed;
       made += pass.made;
       webhookDeliveriesMade.inc(pass.made);
-      await this.jobs.enqueue(pass.first);
+      await this.jobs.enqueue(pass.endpoints.map((endpointId) => ({ endpointId })));
       if (pass.events < BATCH || this.loop.stopping) return made;
     }
   }

@@ -5,7 +5,6 @@
 import { writeTransaction, type Db } from '../db.js';
 import { newId } from '../lib/ids.js';
 import type { RunEventType } from '../runs/run-events.js';
-import type { DeliveryRef } from './delivery-store.js';
 import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
 
 /** What one dispatch pass did. */
@@ -16,8 +15,8 @@ export interface DispatchPass {
   events: number;
   /** Deliveries made of them. */
   made: number;
-  /** The first delivery made per endpoint and run, to enqueue. */
-  first: DeliveryRef[];
+  /** The endpoints deliveries were made for: each is owed a turn. */
+  endpoints: string[];
 }
 
 export class OutboxStore {
@@ -31,8 +30,8 @@ export class OutboxStore {
    * endpoint of the event's organization that subscribed to its type and was made before it,
    * and marks the events dispatched, all in one transaction. Events are locked as they are
    * read and skipped when another dispatcher holds them, so any number of workers dispatch
-   * at once. Returns how many events it took and, per endpoint and run, the first delivery
-   * made (the next ones follow it: see nextOfChain).
+   * at once. Returns how many events it took, how many deliveries it made and for which
+   * endpoints.
    */
   async dispatch(batch: number, now: Date): Promise<DispatchPass> {
     const floor = await this.db('webhook_endpoints')
@@ -42,7 +41,7 @@ export class OutboxStore {
     // No endpoint anywhere: nothing is owed, and events are left as they are (an endpoint made
     // later is owed only what comes after it).
     if (floor?.floor === null || floor?.floor === undefined) {
-      return { subscribed: false, events: 0, made: 0, first: [] };
+      return { subscribed: false, events: 0, made: 0, endpoints: [] };
     }
 
     return writeTransaction(
@@ -60,7 +59,7 @@ export class OutboxStore {
           seq: number;
           type: RunEventType;
         }>;
-        if (events.length === 0) return { subscribed: true, events: 0, made: 0, first: [] };
+        if (events.length === 0) return { subscribed: true, events: 0, made: 0, endpoints: [] };
 
         const orgs = [...new Set(events.map((e) => e.organization_id))];
         const endpointRows = (await query(
@@ -76,7 +75,7 @@ export class OutboxStore {
         }
 
         const values: unknown[][] = [];
-        const first = new Map<string, DeliveryRef>();
+        const endpoints = new Set<string>();
         for (const event of events) {
           for (const endpoint of byOrg.get(event.organization_id) ?? []) {
             if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
@@ -94,9 +93,7 @@ export class OutboxStore {
               now,
               now,
             ]);
-            const chain = `${endpoint.id}/${event.run_id}`;
-            if (!first.has(chain))
-              first.set(chain, { id, round: 1, attempts: 0, nextAttemptAt: now });
+            endpoints.add(endpoint.id);
           }
         }
         if (values.length > 0) {
@@ -116,7 +113,7 @@ export class OutboxStore {
           subscribed: true,
           events: events.length,
           made: values.length,
-          first: [...first.values()],
+          endpoints: [...endpoints],
         };
       },
       { readCommitted: true },

@@ -11,7 +11,7 @@ import { newId } from '../lib/ids.js';
 import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
-import { deliveryRef, type AttemptRow, type DeliveryRow } from './delivery-store.js';
+import type { AttemptRow, DeliveryRow } from './delivery-store.js';
 import type { Endpoint, EndpointStore } from './endpoint-store.js';
 import { newSecret } from './signing.js';
 import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';
@@ -210,8 +210,8 @@ export class WebhookService {
       );
     }
     const { delivery, attempts } = result;
-    // Due now: a job of the same attempt that waits out its backoff in Redis is replaced.
-    await this.jobs?.enqueue([deliveryRef(delivery)]);
+    // Due now: the endpoint's turn now, whatever timer it has for the delivery's backoff.
+    await this.jobs?.enqueue([{ endpointId: delivery.endpoint_id }]);
     return view(delivery, attempts);
   }
 }
