@@ -53,6 +53,15 @@ export function pidsByName(wanted: Record<string, string>): Map<string, number> 
   return found;
 }
 
+/**
+ * Pids of the storage the service uses, by command name: MariaDB (mariadbd, or mysqld) and the
+ * bench's Redis (the one on `redisUrl`'s port).
+ */
+export function storagePids(redisUrl: string): Map<string, number> {
+  const redisPort = new URL(redisUrl).port || '6379';
+  return pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` });
+}
+
 /** Reads a CPU tick counter that only grows: one process, or a group of them. */
 export type TickReader = () => number;
 
@@ -96,6 +105,15 @@ export class CpuMeter {
     const out: Record<string, number> = {};
     for (const [name, read] of this.readers) {
       out[name] = ((read() - this.start.get(name)!) * 1000) / TICKS_PER_SECOND;
+    }
+    return out;
+  }
+
+  /** CPU µs used by each process since the meter was made, per item done (at least one). */
+  usPer(items: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [name, ms] of Object.entries(this.elapsedMs())) {
+      out[name] = Math.round((ms * 1000) / Math.max(1, items));
     }
     return out;
   }

@@ -335,7 +335,7 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     rows.push({
       measure:
         'webhook CPU µs per delivery: MariaDB / worker / receiver (vs bare POST: sender + receiver)',
-      service: `${fmt(cpu.mariadb ?? NaN)} / ${fmt(cpu.worker ?? NaN)} / ${fmt(cpu.receiver ?? NaN)}`,
+      service: `${fmt(cpu.mariadbd ?? cpu.mysqld ?? NaN)} / ${fmt(cpu.worker ?? NaN)} / ${fmt(cpu.receiver ?? NaN)}`,
       baseline: fmt(w.bareCpuUsPerPost),
       ratio: '',
       target: '',

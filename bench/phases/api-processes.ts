@@ -3,7 +3,7 @@
 // side by side (the idle one costs nothing), so the machine's noise falls on both. Same load
 // as the create phase: the same body and key, the same connections, no worker running.
 import type { Db } from '../../src/db.js';
-import { CpuMeter, pidsByName, processTicks, processTreeTicks, type TickReader } from '../cpu.js';
+import { CpuMeter, storagePids, processTicks, processTreeTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { RequestChild } from '../processes.js';
@@ -35,10 +35,7 @@ export interface ProcsPhaseDeps {
 export async function measureApiProcesses(deps: ProcsPhaseDeps): Promise<ProcsPhaseResult> {
   const { settings, tenant } = deps;
   const roundsEach = settings.mode === 'quick' ? 2 : 3;
-  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
-  const shared = new Map<string, number | TickReader>(
-    pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }),
-  );
+  const shared = new Map<string, number | TickReader>(storagePids(BENCH_REDIS_URL));
   const generator = new RequestChild('load', 'bench/load.js');
   const load = (processes: 1 | 2, seconds: number) =>
     generator.request<LoadResult>(
@@ -73,10 +70,7 @@ export async function measureApiProcesses(deps: ProcsPhaseDeps): Promise<ProcsPh
         ]),
       );
       const result = await load(processes, settings.createSeconds);
-      const cpuUsPerRequest: Record<string, number> = {};
-      for (const [name, ms] of Object.entries(meter.elapsedMs())) {
-        cpuUsPerRequest[name] = Math.round((ms * 1000) / Math.max(1, result.ok));
-      }
+      const cpuUsPerRequest = meter.usPer(result.ok);
       rounds.push({ processes, result, cpuUsPerRequest });
       const cpu = Object.entries(cpuUsPerRequest)
         .map(([name, us]) => `${name} ${us}`)

@@ -3,7 +3,7 @@
 // turns, so that the noise of a shared machine falls on all of them. Every round is kept (its
 // p99 is a target of its own); the best round of each target gives the throughput figures.
 import type { Db } from '../../src/db.js';
-import { CpuMeter, pidsByName, postgresTicks, processTicks, type TickReader } from '../cpu.js';
+import { CpuMeter, storagePids, postgresTicks, processTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import type { MemoryTracker } from '../memory.js';
@@ -58,10 +58,7 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
     await clearQueue(PREFIXES.naive);
     await deps.resetPeer?.();
   };
-  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
-  const shared = new Map<string, number | TickReader>(
-    pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }),
-  );
+  const shared = new Map<string, number | TickReader>(storagePids(BENCH_REDIS_URL));
   const postgres = postgresTicks();
   if (postgres && deps.urls.peer) shared.set('postgres', postgres);
   const generator = new RequestChild('load', 'bench/load.js');
@@ -77,10 +74,7 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
     const watching =
       target === 'service' ? await watchRound(deps.db, deps.serviceMetricsUrl) : undefined;
     const result = await load(target, seconds);
-    const cpuUsPerRequest: Record<string, number> = {};
-    for (const [name, ms] of Object.entries(meter.elapsedMs())) {
-      cpuUsPerRequest[name] = Math.round((ms * 1000) / Math.max(1, result.ok));
-    }
+    const cpuUsPerRequest = meter.usPer(result.ok);
     return { ...result, cpuUsPerRequest, probe: await watching?.() };
   };
   const load = (target: CreateTarget, seconds: number) =>

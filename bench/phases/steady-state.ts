@@ -9,7 +9,7 @@
 // the system from the round's start to the end of its drain, per run created and started.
 import type { Db } from '../../src/db.js';
 import { countPending } from '../backlog.js';
-import { CpuMeter, pidsByName, postgresTicks, processTicks, type TickReader } from '../cpu.js';
+import { CpuMeter, storagePids, postgresTicks, processTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
@@ -70,7 +70,6 @@ export async function measureSteadyState(deps: {
   log: (line: string) => void;
 }): Promise<SteadyPhaseResult> {
   const { settings, db, tenant } = deps;
-  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
   const systems = new Map<SteadyTarget, System>();
   if (deps.peer) {
     const peer = deps.peer;
@@ -97,8 +96,7 @@ export async function measureSteadyState(deps: {
       await clearQueue(PREFIXES.api);
     },
     pending: () => countPending(db, tenant.orgId),
-    storage: () =>
-      new Map(pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` })),
+    storage: () => new Map(storagePids(BENCH_REDIS_URL)),
     commits: async () => (await mariadbStatus(db)).Com_commit,
   });
 
@@ -149,10 +147,7 @@ export async function measureSteadyState(deps: {
       }
       const drainSeconds = (Date.now() - stoppedAt) / 1000;
       const commitsAfter = await system.commits?.();
-      const cpuUsPerRun: Record<string, number> = {};
-      for (const [name, ms] of Object.entries(meter.elapsedMs())) {
-        cpuUsPerRun[name] = Math.round((ms * 1000) / Math.max(1, result.ok));
-      }
+      const cpuUsPerRun = meter.usPer(result.ok);
       return {
         load: result,
         runs: result.ok,

@@ -11,7 +11,7 @@ import { createServer, request as httpRequest, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Db } from '../../src/db.js';
 import { signDelivery } from '../../src/webhooks/signing.js';
-import { CpuMeter, pidsByName } from '../cpu.js';
+import { CpuMeter, storagePids } from '../cpu.js';
 import { createBody, type Tenant } from '../fixtures.js';
 import { startScript, sleep } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
@@ -29,21 +29,12 @@ export interface WebhookPhaseResult {
   /** Events of the latency run that never arrived. */
   missing: number;
   /**
-   * CPU µs per delivery of the backlog, by process: the worker, MariaDB, Redis, and this
-   * process (the receiver); for the bare loop, this process (sender and receiver).
+   * CPU µs per delivery of the backlog, by process: the worker, MariaDB (mariadbd or mysqld),
+   * Redis (redis-server), and this process (the receiver); for the bare loop, this process
+   * (sender and receiver).
    */
   cpuUsPerDelivery: Record<string, number>;
   bareCpuUsPerPost: number;
-}
-
-/** CPU µs per item, by process, from a meter's milliseconds. */
-function perItem(ms: Record<string, number>, items: number): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(ms).map(([name, used]) => [
-      name,
-      Math.round((used * 1000) / Math.max(1, items)),
-    ]),
-  );
 }
 
 /** The service's delivery concurrency (WEBHOOK_CONCURRENCY's default), for the bare loop too. */
@@ -167,21 +158,12 @@ export async function measureWebhooks(deps: {
     await inPool(backlog, 16, () => postCreate(apiUrl, tenant));
     worker = startScript('worker-phase5', 'workers/main.js', { env: workerEnv });
     await worker.waitForLog(/"msg":"worker started"/);
-    const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
-    const storage = pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` });
     const meter = new CpuMeter(
-      new Map<string, number>([
-        ['worker', worker.pid],
-        ...[...storage].map(([name, pid]): [string, number] => [
-          name === 'redis-server' ? 'redis' : 'mariadb',
-          pid,
-        ]),
-        ['receiver', process.pid],
-      ]),
+      new Map([['worker', worker.pid], ...storagePids(BENCH_REDIS_URL), ['receiver', process.pid]]),
     );
     const started = Date.now();
     const done = await receiver.waitFor(backlog, 120_000);
-    const cpuUsPerDelivery = perItem(meter.elapsedMs(), receiver.arrivals.size);
+    const cpuUsPerDelivery = meter.usPer(receiver.arrivals.size);
     const deliveriesPerSecond = (receiver.arrivals.size * 1000) / (done - started);
     deps.log(
       `  service: ${receiver.arrivals.size} of ${backlog} deliveries in ${done - started} ms (${Math.round(deliveriesPerSecond)}/s); CPU µs/delivery ${Object.entries(
@@ -204,7 +186,7 @@ export async function measureWebhooks(deps: {
       barePost(url, bareAgent, endpoint.secret, `bare_${i}`, sample),
     );
     const barePerSecond = (backlog * 1000) / (Date.now() - bareStart);
-    const bareCpuUsPerPost = perItem(bareMeter.elapsedMs(), backlog).bare ?? 0;
+    const bareCpuUsPerPost = bareMeter.usPer(backlog).bare ?? 0;
     deps.log(
       `  bare POST loop: ${backlog} in ${Date.now() - bareStart} ms (${Math.round(barePerSecond)}/s); CPU µs/post ${bareCpuUsPerPost}`,
     );

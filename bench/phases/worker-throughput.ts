@@ -7,7 +7,7 @@ import type { Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
 import { newRun } from '../../src/runs/run-state.js';
 import { countByStatus, countPending, seedBacklog } from '../backlog.js';
-import { CpuMeter, pidsByName, postgresTicks, type TickReader } from '../cpu.js';
+import { CpuMeter, storagePids, postgresTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
 import { sleep, startScript } from '../processes.js';
@@ -46,9 +46,7 @@ interface Drainer {
 }
 
 function drainers(db: Db, tenant: Tenant, peer: PeerDb | undefined): Map<WorkerKind, Drainer> {
-  const redisPort = new URL(BENCH_REDIS_URL).port || '6379';
-  const mysqlAndRedis = () =>
-    new Map(pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` }));
+  const mysqlAndRedis = () => new Map(storagePids(BENCH_REDIS_URL));
   const onMysql = (jobs: 'as-api' | 'one-per-run', script: string): Drainer => ({
     script,
     env: serviceEnv(PREFIXES.workerPhase),
@@ -125,10 +123,7 @@ async function drainBacklog(
         const active = await drainer.countActive();
         if (active !== backlog) throw new Error(`${kind}: ${active} of ${backlog} runs active`);
         const seconds = Math.max(0.001, (now - firstAt) / 1000);
-        const cpuUsPerRun: Record<string, number> = {};
-        for (const [name, ms] of Object.entries(meter.elapsedMs())) {
-          cpuUsPerRun[name] = Math.round((ms * 1000) / backlog);
-        }
+        const cpuUsPerRun = meter.usPer(backlog);
         return {
           seedSeconds,
           cpuUsPerRun,

@@ -16,7 +16,6 @@
 //     now. Each turn asks only for the earliest, so an endpoint has few timers.
 // Turns of one endpoint may overlap (a timer beside a turn now): each takes only deliveries
 // no other turn holds, and only the first still owed of each run, so order per run holds.
-import type { Config } from '../config.js';
 import { retries, TRIM, type JobKind, type NewJob } from './job-kind.js';
 import type { KindQueue } from './kind-queue.js';
 
@@ -33,13 +32,13 @@ export interface EndpointTurn {
 const NAME = 'turn';
 
 /** The timers' slot: a turn asked for at a time runs at the end of its slot. */
-export const TIMER_SLOT_MS = 100;
+const TIMER_SLOT_MS = 100;
 
 export const webhookDeliveryJob: JobKind<WebhookTurnData, EndpointTurn> = {
   queue: '{webhook-deliveries}',
   jobName: NAME,
-  concurrency: (config: Config) => config.webhooks.turns,
-  options: (config: Config) => ({
+  concurrency: (config) => config.webhooks.turns,
+  options: (config) => ({
     // Only a failure of the service itself (MySQL away) is retried by BullMQ; the receiver's
     // failures are recorded in MySQL and scheduled from there.
     ...retries(config),

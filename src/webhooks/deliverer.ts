@@ -100,7 +100,6 @@ export class Deliverer {
     private readonly jobs: DeliveryJobs,
     private readonly config: WebhookConfig,
     private readonly log: Logger,
-    private readonly batchDeliveries = BATCH_DELIVERIES,
   ) {}
 
   /**
@@ -119,7 +118,7 @@ export class Deliverer {
       const { contexts, until } = batchClaim;
       if (contexts.length === 0) break;
       claimed =
-        contexts.length === this.batchDeliveries && batch + 1 < TURN_BATCHES && !stopping()
+        contexts.length === BATCH_DELIVERIES && batch + 1 < TURN_BATCHES && !stopping()
           ? handled(this.claim(endpointId))
           : undefined;
       const sent = await this.send(batchClaim, stopping);
@@ -159,7 +158,7 @@ export class Deliverer {
       now.getTime() + SEND_WINDOW_MS + this.config.timeoutMs + CLAIM_MARGIN_MS,
     );
     return {
-      contexts: await this.store.claimTurn(endpointId, now, this.batchDeliveries, until),
+      contexts: await this.store.claimTurn(endpointId, now, BATCH_DELIVERIES, until),
       until,
     };
   }

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
 import { Client, request } from '../support/http.js';
+import { prometheusSamples } from '../support/metrics.js';
 import {
   freePort,
   startApi,
@@ -13,17 +14,6 @@ import {
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
-
-/** Every sample of a Prometheus text page, keyed `name{labels}` as written. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const space = line.lastIndexOf(' ');
-    out.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  return out;
-}
 
 describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
   let api: ApiProcess;
@@ -54,7 +44,7 @@ describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^text\/plain/);
     const text = await res.text();
-    return { text, values: samples(text) };
+    return { text, values: prometheusSamples(text) };
   }
 
   const value = (m: Map<string, number>, key: string) => m.get(key) ?? 0;

@@ -11,6 +11,7 @@ import { webhookDeliveryJob } from '../../src/jobs/webhook-delivery.js';
 import { testEnv } from '../support/env.js';
 import { createTenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
+import { prometheusSamples } from '../support/metrics.js';
 import {
   freePort,
   startApi,
@@ -28,11 +29,8 @@ const RECEIVER_MS = 200;
 
 /** A histogram's count and sum, and its count at or below `le`, from a Prometheus page. */
 async function histogram(url: string, name: string, le: string) {
-  const text = await (await fetch(url)).text();
-  const read = (key: string) => {
-    const line = text.split('\n').find((l) => l.startsWith(`${key} `));
-    return Number(line?.slice(key.length + 1) ?? 0);
-  };
+  const samples = prometheusSamples(await (await fetch(url)).text());
+  const read = (key: string) => samples.get(key) ?? 0;
   return {
     count: read(`${name}_count`),
     sum: read(`${name}_sum`),
