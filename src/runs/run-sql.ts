@@ -7,7 +7,7 @@
 // or a writer that read before someone else's change, matches no row. An event is written only
 // with its change.
 import { chunkBySize } from '../lib/chunks.js';
-import { sqlLiteral } from '../lib/sql-literal.js';
+import { sqlLiteral, valuesTable } from '../lib/sql-literal.js';
 import {
   CHANGE_AT_ONCE_COLUMNS,
   CHANGED_COLUMNS,
@@ -244,17 +244,6 @@ function appliedOneStatements({ before, after }: AppliedChange): string[] {
       (event) => `${INSERT_EVENTS_SELECT} ${eventLiterals(event)} ${held} ${KEEP_STORED_EVENT}`,
     ),
   ];
-}
-
-/**
- * A table of values for a statement to join: a header row that names the columns (all NULL,
- * so it joins no run), then one row of SQL literals per element. MariaDB's table value
- * constructor: plain literals, which it reads far faster than the same values as a JSON
- * document for JSON_TABLE (a run document nested in JSON cost it twice as much to unpack).
- */
-function valuesTable(columns: readonly string[], rows: readonly string[]): string {
-  const header = columns.map((column) => `NULL AS ${column}`).join(', ');
-  return `(SELECT ${header} UNION ALL VALUES ${rows.join(', ')})`;
 }
 
 /** The columns of the batch UPDATE's table: the run's id, its new values, then the guard. */
