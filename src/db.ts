@@ -247,6 +247,42 @@ export async function writeScript(
   ) as unknown as Promise<unknown[]>;
 }
 
+/** What claimScript's statements came to. */
+export interface ClaimResults {
+  /** The result of `lock`, the statement that found and locked the rows. */
+  locked: unknown;
+  /** One result per statement of `after`. */
+  after: unknown[];
+}
+
+/**
+ * A claim as one transaction in two round trips, on a pool made with multipleStatements:
+ * `SET … READ COMMITTED; START TRANSACTION; lock`, then `…statements; COMMIT; …after`, where
+ * `then` writes the statements (and the reads after the COMMIT) from what `lock` found. A
+ * statement that fails, or `then` throwing, rolls the transaction back. Like writeScript it
+ * cannot tell "not stored" from "unknown" when the connection dies: only for claims, which
+ * hold rows for a while and let go by themselves when that time runs out.
+ */
+export function claimScript(
+  db: Db,
+  timeoutMs: number,
+  lock: string,
+  then: (locked: unknown) => { statements: readonly string[]; after?: readonly string[] },
+): Promise<ClaimResults> {
+  return onWriteConnection(db, timeoutMs, async (query) => {
+    const opened = (await query(
+      ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'START TRANSACTION', lock].join('; '),
+    )) as unknown as unknown[];
+    const locked = opened[2];
+    const { statements, after = [] } = then(locked);
+    const parts = [...statements, 'COMMIT', ...after];
+    const results = (await query(parts.join('; '))) as unknown;
+    // A query of one statement answers with its result, not with a list of one.
+    const list = parts.length === 1 ? [results] : (results as unknown[]);
+    return { locked, after: list.slice(statements.length + 1) };
+  });
+}
+
 /** A statement with its `?` values written in, as the driver would (for writeScript). */
 export function inlineSql(sql: string, values: readonly unknown[]): string {
   return format(sql, values as Parameters<typeof format>[1], false, TIME_ZONE);

@@ -134,7 +134,9 @@ export function storedEvent(
   return (actor ? { seq, type, at, data, actor } : { seq, type, at, data }) as RunEvent;
 }
 
-export function fromEventRow(row: RunEventTableRow): RunEvent {
+export function fromEventRow(
+  row: Pick<RunEventTableRow, 'seq' | 'type' | 'at' | 'data' | 'actor'>,
+): RunEvent {
   return storedEvent(
     Number(row.seq),
     row.type,

@@ -124,9 +124,10 @@ export class Deliverer {
       const sent = await this.send(batchClaim, stopping);
       await this.store.release(sent.unsent, until);
       summary.attempted += sent.attempts.length;
-      // Records go one at a time, in order: a batch's after the one before it.
+      // Records go one at a time, in order: a batch's after the one before it. Only the last
+      // one of the turn reads when the endpoint's next turn is due.
       await recording;
-      recording = handled(this.record(endpointId, sent, summary));
+      recording = handled(this.record(endpointId, sent, summary, !claimed));
       if (claimed && (sent.unsent.length > 0 || sent.outcomes.some((o) => o !== 'delivered'))) {
         // A receiver that fails or is slow gets no more this turn: what was claimed goes back.
         const extra: Claim = await claimed;
@@ -144,7 +145,8 @@ export class Deliverer {
       this.log.warn('webhook endpoint disabled', { endpointId, reason: last.disabled });
       return summary;
     }
-    const next = last ? last.next : await this.store.nextDue(endpointId, new Date());
+    const next =
+      last?.next !== undefined ? last.next : await this.store.nextDue(endpointId, new Date());
     // Now when more is due (queued behind every other endpoint's turn already waiting), else
     // at the moment it falls due.
     if (next) await this.jobs.enqueue([{ endpointId, at: next }]);
@@ -189,21 +191,24 @@ export class Deliverer {
     return sent;
   }
 
-  /** Records a batch's attempts, and counts those stored into the turn's summary. */
+  /**
+   * Records a batch's attempts, and counts those stored into the turn's summary; `readNext`:
+   * the batch is the turn's last, so the record also reads when the next turn is due.
+   */
   private async record(
     endpointId: string,
     sent: SentBatch,
     summary: TurnSummary,
+    readNext: boolean,
   ): Promise<TurnRecord> {
+    if (sent.attempts.length === 0) return { stored: [] };
     const now = new Date();
-    if (sent.attempts.length === 0) {
-      return { stored: [], next: await this.store.nextDue(endpointId, now) };
-    }
     const record = await this.store.recordTurn(
       endpointId,
       sent.attempts,
       now,
       new Date(now.getTime() - this.config.disableAfterMs),
+      { readNext },
     );
     record.stored.forEach((stored, i) => {
       if (!stored) return;

@@ -4,10 +4,22 @@
 // made from committed events by the outbox's relay (outbox-store.ts); the log clients read and
 // steer is delivery-log-store.ts.
 import type { Db, TxQuery } from '../db.js';
-import { inlineSql, writeScript, writeTransaction } from '../db.js';
-import { parseActor } from '../audit/actor.js';
-import { storedEvent, type RunEvent, type RunEventType } from '../runs/run-events.js';
-import { disableEndpoint, markFailing, clearFailingSql, type Endpoint } from './endpoint-store.js';
+import { claimScript, inlineSql, writeScript, writeTransaction } from '../db.js';
+import { sqlLiteral, valuesTable } from '../lib/sql-literal.js';
+import {
+  fromEventRow,
+  type RunEvent,
+  type RunEventTableRow,
+  type RunEventType,
+} from '../runs/run-events.js';
+import {
+  clearFailingSql,
+  disableEndpoint,
+  fromEndpointRow,
+  markFailing,
+  type Endpoint,
+  type EndpointRow,
+} from './endpoint-store.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -57,34 +69,23 @@ export type AttemptEndpoint = Pick<
   | 'fromEventId'
 >;
 
+/** A delivery as a turn claims it: what its attempt and the record of that attempt need. */
+export type ClaimedDelivery = Pick<
+  DeliveryRow,
+  'seq' | 'id' | 'organization_id' | 'event_id' | 'run_id' | 'event_seq' | 'round' | 'attempts'
+>;
+
 /** A delivery with what an attempt of it needs. */
 export interface AttemptContext {
-  delivery: DeliveryRow;
+  delivery: ClaimedDelivery;
   endpoint: AttemptEndpoint;
   event: RunEvent;
   /** The run's history from its first event to this one. */
   history: RunEvent[];
 }
 
-interface HistoryJson {
-  seq: number;
-  type: RunEventType;
-  at: string;
-  data: unknown;
-  /** The actor's JSON text (run_events.actor), null for events from before actors. */
-  actor: string | null;
-}
-
-type AttemptJoinRow = DeliveryRow & {
-  e_organization_id: string;
-  e_url: string;
-  e_secret: string;
-  e_previous_secret: string | null;
-  e_previous_secret_expires_at: Date | null;
-  e_enabled: number;
-  e_from_event_id: number | string;
-  history: string | HistoryJson[] | null;
-};
+/** The columns of a history read. */
+type HistoryRow = Pick<RunEventTableRow, 'run_id' | 'seq' | 'type' | 'at' | 'data' | 'actor'>;
 
 /** What an attempt came to, as stored. */
 export interface AttemptRecord {
@@ -102,7 +103,7 @@ export interface AttemptRecord {
 
 /** One attempt of a turn, to record: the delivery as the turn claimed it, and what came of it. */
 export interface TurnAttempt {
-  delivery: DeliveryRow;
+  delivery: ClaimedDelivery;
   record: AttemptRecord;
 }
 
@@ -114,51 +115,104 @@ export interface TurnRecord {
   disabled?: string;
   /**
    * When the endpoint's earliest delivery owed and held by no turn is due (null: none), read
-   * after the record; undefined when the endpoint was disabled.
+   * after the record when asked; undefined when not asked, or when the endpoint was disabled.
    */
   next?: Date | null;
 }
 
+/** The columns of recordStatements' table of the deliveries' new state. */
+const RECORDED_COLUMNS = [
+  'seq',
+  'round',
+  'attempts',
+  'status',
+  'next_attempt_at',
+  'at',
+  'status_code',
+  'error',
+  'delivered_at',
+];
+
+/** The columns of recordStatements' table of the attempts' log rows. */
+const LOGGED_COLUMNS = [
+  'seq',
+  'round',
+  'attempts',
+  'at',
+  'status_code',
+  'latency_ms',
+  'response_body',
+  'error',
+];
+
 /**
- * The statements that store an attempt: the delivery's state after it (guarded by the round
- * and attempt the turn claimed), then the attempt's log row, written only if that UPDATE
- * changed the delivery.
+ * The statements that store a batch of attempts, whatever their number: the deliveries are
+ * locked and read (seq, round, attempts: the first statement's result tells which attempts
+ * are stored), each attempt's log row is written, then each delivery's state after it, both
+ * only where the delivery is still in the round and at the attempt the turn claimed (a
+ * redelivery, or a claim that ran out and was taken by another turn, moved it on). One
+ * statement of each kind joined to a table of values, not two statements per attempt: MySQL
+ * parses and plans three statements for a batch of 128.
  */
-function attemptStatements(delivery: DeliveryRow, record: AttemptRecord): [string, string] {
-  const error = record.error?.slice(0, 255) ?? null;
-  return [
-    inlineSql(
-      `UPDATE webhook_deliveries
-          SET attempts = attempts + 1, status = ?, next_attempt_at = ?, locked_until = NULL,
-              last_attempt_at = ?, last_status_code = ?, last_error = ?, delivered_at = ?
-        WHERE id = ? AND round = ? AND attempts = ?`,
-      [
+function recordStatements(attempts: readonly TurnAttempt[]): string[] {
+  const seqs = attempts.map((a) => sqlLiteral(Number(a.delivery.seq))).join(', ');
+  const recorded: string[] = [];
+  const logged: string[] = [];
+  for (const { delivery, record } of attempts) {
+    const error = record.error?.slice(0, 255) ?? null;
+    const guard = [Number(delivery.seq), Number(delivery.round), Number(delivery.attempts)];
+    const code = record.statusCode ?? null;
+    recorded.push(
+      `(${[
+        ...guard,
         record.status,
         record.nextAttemptAt,
         record.at,
-        record.statusCode ?? null,
+        code,
         error,
         record.status === 'delivered' ? record.at : null,
-        delivery.id,
-        delivery.round,
-        delivery.attempts,
-      ],
-    ),
-    inlineSql(
-      `INSERT INTO webhook_attempts
-         (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
-       SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`,
-      [
-        delivery.id,
-        delivery.round,
-        record.at,
-        record.statusCode ?? null,
-        record.latencyMs,
-        record.responseBody ?? null,
-        error,
-      ],
-    ),
+      ]
+        .map(sqlLiteral)
+        .join(', ')})`,
+    );
+    logged.push(
+      `(${[...guard, record.at, code, record.latencyMs, record.responseBody ?? null, error]
+        .map(sqlLiteral)
+        .join(', ')})`,
+    );
+  }
+  const claimed = 'd.seq = v.seq AND d.round = v.round AND d.attempts = v.attempts';
+  return [
+    `SELECT seq, round, attempts FROM webhook_deliveries WHERE seq IN (${seqs}) FOR UPDATE`,
+    `INSERT INTO webhook_attempts
+       (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
+     SELECT d.id, d.round, v.at, v.status_code, v.latency_ms, v.response_body, v.error
+       FROM ${valuesTable(LOGGED_COLUMNS, logged)} AS v
+       JOIN webhook_deliveries d ON ${claimed}`,
+    `UPDATE webhook_deliveries d JOIN ${valuesTable(RECORDED_COLUMNS, recorded)} AS v ON ${claimed}
+        SET d.attempts = d.attempts + 1, d.status = v.status,
+            d.next_attempt_at = v.next_attempt_at, d.locked_until = NULL,
+            d.last_attempt_at = v.at, d.last_status_code = v.status_code,
+            d.last_error = v.error, d.delivered_at = v.delivered_at`,
   ];
+}
+
+/** Per attempt, whether recordStatements stores it, from its first statement's result. */
+function storedOf(attempts: readonly TurnAttempt[], locked: unknown): boolean[] {
+  const now = new Map(
+    (locked as Array<Pick<DeliveryRow, 'seq' | 'round' | 'attempts'>>).map((row) => [
+      Number(row.seq),
+      row,
+    ]),
+  );
+  return attempts.map(({ delivery }) => {
+    const row = now.get(Number(delivery.seq));
+    return (
+      row !== undefined &&
+      Number(row.round) === Number(delivery.round) &&
+      Number(row.attempts) === Number(delivery.attempts)
+    );
+  });
 }
 
 /**
@@ -195,11 +249,13 @@ export class DeliveryStore {
 
   /**
    * An endpoint's turn takes its deliveries: up to `limit` attemptable and due by `now`, the
-   * earliest due first, each with its endpoint, its event and the run's history up to it (one
-   * read), then held until `until` so that no other turn attempts them meanwhile (one short
-   * transaction that locks only rows no other turn is locking, and keeps those whose round and
-   * attempt are still the ones read). Only the first owed of each run is taken, so a turn
-   * attempts at most one delivery per run, and a run's next waits for the one before it.
+   * earliest due first, each with its endpoint, its event and the run's history up to it, held
+   * until `until` so that no other turn attempts them meanwhile. Three round trips: the
+   * endpoint and the candidates (one read); then a short transaction that locks only rows no
+   * other turn is locking and keeps those whose round and attempt are still the ones read,
+   * holds them, and reads their runs' histories after its COMMIT. Only the first owed of each
+   * run is taken, so a turn attempts at most one delivery per run, and a run's next waits for
+   * the one before it.
    */
   async claimTurn(
     endpointId: string,
@@ -207,61 +263,56 @@ export class DeliveryStore {
     limit: number,
     until: Date,
   ): Promise<AttemptContext[]> {
-    const [rows] = (await this.db.raw(
-      `SELECT d.*,
-              e.organization_id AS e_organization_id, e.url AS e_url, e.secret AS e_secret,
-              e.previous_secret AS e_previous_secret,
-              e.previous_secret_expires_at AS e_previous_secret_expires_at,
-              e.enabled AS e_enabled, e.from_event_id AS e_from_event_id,
-              (SELECT JSON_ARRAYAGG(JSON_OBJECT(
-                        'seq', h.seq, 'type', h.type,
-                        'at', DATE_FORMAT(h.at, '%Y-%m-%dT%H:%i:%s.%fZ'),
-                        'data', JSON_EXTRACT(h.data, '$'),
-                        'actor', h.actor) ORDER BY h.seq)
-                 FROM run_events h
-                WHERE h.run_id = d.run_id AND h.seq <= d.event_seq) AS history
+    const [[endpoints, candidates]] = (await this.db.raw(
+      `SELECT * FROM webhook_endpoints WHERE id = ?;
+       SELECT d.seq, d.id, d.organization_id, d.event_id, d.run_id, d.event_seq, d.round,
+              d.attempts
          FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ? AND d.next_attempt_at <= ? AND ${ATTEMPTABLE}
         ORDER BY d.next_attempt_at LIMIT ?`,
-      [endpointId, now, now, limit],
-    )) as Rows<AttemptJoinRow>;
-    if (rows.length === 0) return [];
-    const read = new Map(rows.map((row) => [row.id, row]));
+      [endpointId, endpointId, now, now, limit],
+    )) as [[EndpointRow[], ClaimedDelivery[]], unknown];
+    const endpointRow = endpoints[0];
+    if (!endpointRow || candidates.length === 0) return [];
+    const read = new Map(candidates.map((d) => [Number(d.seq), d]));
 
-    const taken = await writeTransaction(
+    let mine: ClaimedDelivery[] = [];
+    const { after } = await claimScript(
       this.db,
       this.writeTimeoutMs,
-      async (query) => {
-        const locked = (await query(
-          `SELECT id, round, attempts FROM webhook_deliveries
-            WHERE id IN (?) AND status = 'pending' AND (locked_until IS NULL OR locked_until < ?)
-            FOR UPDATE SKIP LOCKED`,
-          [[...read.keys()], now],
-        )) as unknown as Array<Pick<DeliveryRow, 'id' | 'round' | 'attempts'>>;
-        const mine = locked
-          .filter((row) => {
-            const seen = read.get(row.id);
-            return (
-              seen &&
-              Number(seen.round) === Number(row.round) &&
-              Number(seen.attempts) === Number(row.attempts)
-            );
-          })
-          .map((row) => row.id);
-        if (mine.length > 0) {
-          await query('UPDATE webhook_deliveries SET locked_until = ? WHERE id IN (?)', [
-            until,
-            mine,
-          ]);
-        }
-        return mine;
+      `SELECT seq, round, attempts FROM webhook_deliveries
+        WHERE seq IN (${[...read.keys()].join(', ')}) AND status = 'pending'
+          AND (locked_until IS NULL OR locked_until < ${sqlLiteral(now)})
+          FOR UPDATE SKIP LOCKED`,
+      (locked) => {
+        mine = (locked as Array<Pick<DeliveryRow, 'seq' | 'round' | 'attempts'>>).flatMap((row) => {
+          const seen = read.get(Number(row.seq));
+          return seen &&
+            Number(seen.round) === Number(row.round) &&
+            Number(seen.attempts) === Number(row.attempts)
+            ? [seen]
+            : [];
+        });
+        if (mine.length === 0) return { statements: [] };
+        return {
+          statements: [
+            `UPDATE webhook_deliveries SET locked_until = ${sqlLiteral(until)}
+              WHERE seq IN (${mine.map((d) => Number(d.seq)).join(', ')})`,
+          ],
+          after: [historiesSql(mine)],
+        };
       },
-      { readCommitted: true },
     );
-    return taken.flatMap((id) => {
-      const context = toContext(read.get(id)!);
-      return context ? [context] : [];
+    if (mine.length === 0) return [];
+    const endpoint = fromEndpointRow(endpointRow);
+    const histories = byRun(after[0] as HistoryRow[]);
+    return mine.flatMap((delivery) => {
+      const history = (histories.get(delivery.run_id) ?? []).filter(
+        (event) => event.seq <= Number(delivery.event_seq),
+      );
+      const event = history.find((h) => h.seq === Number(delivery.event_seq));
+      return event ? [{ delivery, endpoint, event, history }] : [];
     });
   }
 
@@ -279,20 +330,19 @@ export class DeliveryStore {
    * delivery moved on meanwhile, by a redelivery or an expired claim, is not stored), and the
    * endpoint's: failing no more when any attempt was delivered; else failing since the
    * earliest, and disabled (with everything still owed to it failed) on a 410 Gone or when it
-   * has been failing since before `failingLimit`. Then reads when the endpoint's next turn is
-   * due. When every attempt was delivered (the common case), all of it is one round trip.
+   * has been failing since before `failingLimit`. Then, when `readNext`, reads when the
+   * endpoint's next turn is due. When every attempt was delivered (the common case), all of it
+   * is one round trip.
    */
   async recordTurn(
     endpointId: string,
     attempts: readonly TurnAttempt[],
     now: Date,
     failingLimit: Date,
+    { readNext }: { readNext: boolean },
   ): Promise<TurnRecord> {
-    const statements = attempts.flatMap((a) => attemptStatements(a.delivery, a.record));
-    const nextDue = inlineSql(NEXT_DUE, [endpointId, now]);
+    const statements = recordStatements(attempts);
     const failures = attempts.filter((a) => a.record.status !== 'delivered');
-    const stored = (results: unknown[]) =>
-      attempts.map((_, i) => (results[2 * i] as { affectedRows?: number }).affectedRows === 1);
 
     if (failures.length === 0) {
       // Results: the SET and START TRANSACTION, the statements, the clear, the COMMIT, the read.
@@ -300,16 +350,19 @@ export class DeliveryStore {
         this.db,
         this.writeTimeoutMs,
         [...statements, clearFailingSql(endpointId)],
-        [nextDue],
+        readNext ? [inlineSql(NEXT_DUE, [endpointId, now])] : [],
       );
+      const stored = storedOf(attempts, results[2]);
+      if (!readNext) return { stored };
       const next = (results.at(-1) as Array<{ next_attempt_at: Date | null }>)[0];
-      return { stored: stored(results.slice(2)), next: next ? next.next_attempt_at : null };
+      return { stored, next: next ? next.next_attempt_at : null };
     }
 
     const delivered = failures.length < attempts.length;
     const record = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       // One result per statement (the worker's pool allows several statements a query).
-      const done = stored((await query(statements.join('; '))) as unknown as unknown[]);
+      const results = (await query(statements.join('; '))) as unknown as unknown[];
+      const stored = storedOf(attempts, results[0]);
       if (delivered) await query(clearFailingSql(endpointId));
       const earliest = failures.reduce(
         (at, a) => (a.record.at < at ? a.record.at : at),
@@ -325,9 +378,9 @@ export class DeliveryStore {
         await disableEndpoint(query, endpointId, disabled, now);
         await failOwedTo(query, endpointId, disabled);
       }
-      return { stored: done, disabled };
+      return { stored, disabled };
     });
-    if (record.disabled) return record;
+    if (record.disabled || !readNext) return record;
     return { ...record, next: await this.nextDue(endpointId, now) };
   }
 
@@ -356,39 +409,31 @@ export class DeliveryStore {
   }
 }
 
-/** A claimed row as an attempt's context; undefined when its event is not in its history. */
-function toContext(row: AttemptJoinRow): AttemptContext | undefined {
-  // The driver hands a JSON value over parsed or as text, depending on the server.
-  const raw = typeof row.history === 'string' ? (JSON.parse(row.history) as unknown) : row.history;
-  const history = ((raw ?? []) as HistoryJson[]).map((h) =>
-    storedEvent(
-      Number(h.seq),
-      h.type,
-      new Date(h.at).toISOString(),
-      typeof h.data === 'string' ? JSON.parse(h.data) : h.data,
-      parseActor(h.actor ?? null),
-    ),
+/**
+ * The read of the claimed deliveries' runs' histories, each from its first event to the
+ * delivery's: ranges of the (run_id, seq) index, in that order.
+ */
+function historiesSql(deliveries: readonly ClaimedDelivery[]): string {
+  const upTo = new Map<string, number>();
+  for (const d of deliveries) {
+    upTo.set(d.run_id, Math.max(upTo.get(d.run_id) ?? 0, Number(d.event_seq)));
+  }
+  const ranges = [...upTo].map(
+    ([runId, seq]) => `(run_id = ${sqlLiteral(runId)} AND seq <= ${seq})`,
   );
-  const event = history.find((h) => h.seq === Number(row.event_seq));
-  if (!event) return undefined;
-  const delivery = Object.fromEntries(
-    Object.entries(row).filter(([key]) => key !== 'history' && !key.startsWith('e_')),
-  ) as unknown as DeliveryRow;
-  return {
-    delivery,
-    endpoint: {
-      id: row.endpoint_id,
-      organizationId: row.e_organization_id,
-      url: row.e_url,
-      secret: row.e_secret,
-      previousSecret: row.e_previous_secret,
-      previousSecretExpiresAt: row.e_previous_secret_expires_at,
-      enabled: Boolean(row.e_enabled),
-      fromEventId: Number(row.e_from_event_id),
-    },
-    event,
-    history,
-  };
+  return `SELECT run_id, seq, type, at, data, actor FROM run_events
+           WHERE ${ranges.join(' OR ')} ORDER BY run_id, seq`;
+}
+
+/** History rows (in seq order) as each run's events. */
+function byRun(rows: readonly HistoryRow[]): Map<string, RunEvent[]> {
+  const runs = new Map<string, RunEvent[]>();
+  for (const row of rows) {
+    const events = runs.get(row.run_id);
+    if (events) events.push(fromEventRow(row));
+    else runs.set(row.run_id, [fromEventRow(row)]);
+  }
+  return runs;
 }
 
 /** Fails every delivery still owed to an endpoint that was disabled: nothing is sent to it. */
