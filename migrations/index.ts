@@ -10,6 +10,7 @@ import * as labelsAndBulkActions from './20261125010000_labels_and_bulk_actions.
 import * as retention from './20261125020000_retention.js';
 import * as eventStream from './20261125030000_event_stream.js';
 import * as webhookTurns from './20261126000000_webhook_turns.js';
+import * as webhookOwedIndex from './20261127000000_webhook_owed_index.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '20261125020000_retention': retention,
   '20261125030000_event_stream': eventStream,
   '20261126000000_webhook_turns': webhookTurns,
+  '20261127000000_webhook_owed_index': webhookOwedIndex,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

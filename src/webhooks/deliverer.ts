@@ -210,12 +210,17 @@ export class Deliverer {
       new Date(now.getTime() - this.config.disableAfterMs),
       { readNext },
     );
+    const counted: Partial<Record<AttemptOutcome, number>> = {};
     record.stored.forEach((stored, i) => {
       if (!stored) return;
       const outcome = sent.outcomes[i]!;
-      summary.outcomes[outcome] = (summary.outcomes[outcome] ?? 0) + 1;
-      webhookAttempts.inc({ outcome });
+      counted[outcome] = (counted[outcome] ?? 0) + 1;
     });
+    // Counted once per outcome and batch: a labelled counter hashes its labels per call.
+    for (const [outcome, n] of Object.entries(counted) as Array<[AttemptOutcome, number]>) {
+      summary.outcomes[outcome] = (summary.outcomes[outcome] ?? 0) + n;
+      webhookAttempts.inc({ outcome }, n);
+    }
     return record;
   }
 

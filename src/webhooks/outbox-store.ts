@@ -4,6 +4,7 @@
 // DeliveryStore's.
 import { writeTransaction, type Db } from '../db.js';
 import { newId } from '../lib/ids.js';
+import { sqlLiteral, type SqlValue } from '../lib/sql-literal.js';
 import type { RunEventType } from '../runs/run-events.js';
 import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
 
@@ -74,14 +75,16 @@ export class OutboxStore {
           ]);
         }
 
-        const values: unknown[][] = [];
+        // Rows of SQL literals: the driver's formatting of `VALUES ?` escaped each of a
+        // thousand rows' values one by one.
+        const values: string[] = [];
         const endpoints = new Set<string>();
         for (const event of events) {
           for (const endpoint of byOrg.get(event.organization_id) ?? []) {
             if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
               continue;
             const id = newId(now.getTime());
-            values.push([
+            const row: SqlValue[] = [
               id,
               event.organization_id,
               endpoint.id,
@@ -92,7 +95,8 @@ export class OutboxStore {
               'pending',
               now,
               now,
-            ]);
+            ];
+            values.push(`(${row.map(sqlLiteral).join(', ')})`);
             endpoints.add(endpoint.id);
           }
         }
@@ -102,8 +106,7 @@ export class OutboxStore {
             `INSERT INTO webhook_deliveries
              (id, organization_id, endpoint_id, event_id, run_id, event_seq, event_type, status,
               next_attempt_at, created_at)
-           VALUES ? ON DUPLICATE KEY UPDATE seq = seq`,
-            [values],
+           VALUES ${values.join(', ')} ON DUPLICATE KEY UPDATE seq = seq`,
           );
         }
         await query('UPDATE run_events SET dispatched = 1 WHERE id IN (?)', [
