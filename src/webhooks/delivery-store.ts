@@ -197,15 +197,18 @@ function recordStatements(attempts: readonly TurnAttempt[]): string[] {
   ];
 }
 
-/** Per attempt, whether recordStatements stores it, from its first statement's result. */
-function storedOf(attempts: readonly TurnAttempt[], locked: unknown): boolean[] {
+/**
+ * Per delivery, whether the row a locking read found for it is still in the round and at the
+ * attempt it was read with (false: not found, or moved on by a redelivery or another turn).
+ */
+function unmoved(deliveries: readonly ClaimedDelivery[], locked: unknown): boolean[] {
   const now = new Map(
     (locked as Array<Pick<DeliveryRow, 'seq' | 'round' | 'attempts'>>).map((row) => [
       Number(row.seq),
       row,
     ]),
   );
-  return attempts.map(({ delivery }) => {
+  return deliveries.map((delivery) => {
     const row = now.get(Number(delivery.seq));
     return (
       row !== undefined &&
@@ -213,6 +216,14 @@ function storedOf(attempts: readonly TurnAttempt[], locked: unknown): boolean[] 
       Number(row.attempts) === Number(delivery.attempts)
     );
   });
+}
+
+/** Per attempt, whether recordStatements stores it, from its first statement's result. */
+function storedOf(attempts: readonly TurnAttempt[], locked: unknown): boolean[] {
+  return unmoved(
+    attempts.map((a) => a.delivery),
+    locked,
+  );
 }
 
 /**
@@ -275,25 +286,18 @@ export class DeliveryStore {
     )) as [[EndpointRow[], ClaimedDelivery[]], unknown];
     const endpointRow = endpoints[0];
     if (!endpointRow || candidates.length === 0) return [];
-    const read = new Map(candidates.map((d) => [Number(d.seq), d]));
 
     let mine: ClaimedDelivery[] = [];
     const { after } = await claimScript(
       this.db,
       this.writeTimeoutMs,
       `SELECT seq, round, attempts FROM webhook_deliveries
-        WHERE seq IN (${[...read.keys()].join(', ')}) AND status = 'pending'
+        WHERE seq IN (${candidates.map((d) => Number(d.seq)).join(', ')}) AND status = 'pending'
           AND (locked_until IS NULL OR locked_until < ${sqlLiteral(now)})
           FOR UPDATE SKIP LOCKED`,
       (locked) => {
-        mine = (locked as Array<Pick<DeliveryRow, 'seq' | 'round' | 'attempts'>>).flatMap((row) => {
-          const seen = read.get(Number(row.seq));
-          return seen &&
-            Number(seen.round) === Number(row.round) &&
-            Number(seen.attempts) === Number(row.attempts)
-            ? [seen]
-            : [];
-        });
+        const held = unmoved(candidates, locked);
+        mine = candidates.filter((_, i) => held[i]);
         if (mine.length === 0) return { statements: [] };
         return {
           statements: [
