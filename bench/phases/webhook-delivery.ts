@@ -3,20 +3,23 @@
 // baseline (a body of the same size, a Standard Webhooks signature made per request, the same
 // concurrency as the service's delivery workers):
 //   - throughput: a backlog of events (runs created while no worker runs), then one worker
-//     started; deliveries per second from its start to the last arrival, against the loop
-//     posting as many bodies (once before the drains and once after). That worker also starts every run of the backlog (a worker that
-//     was down comes back to both); the same backlog is then delivered again with its runs
-//     already started (its events made undispatched again, its deliveries gone), which is
-//     the webhooks' own throughput;
+//     started; deliveries per second from its start to the last arrival. That worker also
+//     starts every run of the backlog (a worker that was down comes back to both); the same
+//     backlog is then delivered again by a new worker with its runs already started (its
+//     events made undispatched again, its deliveries gone), which is the webhooks' own
+//     throughput. Against them, the bare loop posts as many bodies from a process started for
+//     it, as each worker is (bench/bare-poster.ts), timed from its first post, once before
+//     the drains and once after; run again in the same process, warm, it is reported too;
 //   - latency: creates at a fixed rate with the worker running; from the event's time (the
 //     change) to its arrival at the receiver, against the loop's send-to-arrival at that rate.
-import { createServer, request as httpRequest, Agent } from 'node:http';
+import { createServer, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Db } from '../../src/db.js';
-import { signDelivery } from '../../src/webhooks/signing.js';
+import { barePost, inPool } from '../bare-post.js';
+import type { BareOptions, BareResult } from '../bare-poster.js';
 import { CpuMeter, storagePids } from '../cpu.js';
 import { createBody, type Tenant } from '../fixtures.js';
-import { startScript, sleep } from '../processes.js';
+import { RequestChild, startScript, sleep } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { summarize, type LatencySummary } from '../stats.js';
 
@@ -37,11 +40,14 @@ export interface WebhookPhaseResult {
   missing: number;
   /**
    * CPU µs per delivery of the backlog, by process: the worker, MariaDB (mariadbd or mysqld),
-   * Redis (redis-server), and this process (the receiver); for the bare loop, this process
-   * (sender and receiver).
+   * Redis (redis-server), and this process (the receiver).
    */
   cpuUsPerDelivery: Record<string, number>;
-  bareCpuUsPerPost: number;
+  /** CPU µs per post of the bare loop: its process (sender) and this one (receiver). */
+  bareCpuUsPerPost: { sender: number; receiver: number };
+  /** The bare loop run again in the same process, warm: posts per second, sender CPU µs. */
+  warmPerSecond: number;
+  warmCpuUsPerPost: number;
 }
 
 /** The service's delivery concurrency (WEBHOOK_CONCURRENCY's default), for the bare loop too. */
@@ -81,31 +87,6 @@ class Receiver {
   }
 }
 
-/** A bare POST of a signed body the size of a delivery, the way the service sends one. */
-function barePost(url: string, agent: Agent, secret: string, id: string, body: string) {
-  const headers = signDelivery([secret], id, new Date(), body);
-  return new Promise<void>((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          ...headers,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', resolve);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 async function postCreate(apiUrl: string, tenant: Tenant): Promise<void> {
   const res = await fetch(`${apiUrl}/create-workflow-run`, {
     method: 'POST',
@@ -114,16 +95,6 @@ async function postCreate(apiUrl: string, tenant: Tenant): Promise<void> {
   });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`create answered ${res.status}`);
-}
-
-/** Runs `task(i)` for i < count, `concurrency` at a time. */
-async function inPool(count: number, concurrency: number, task: (i: number) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
 }
 
 /** Calls `task(i)` at `rate` per second for `seconds`, without waiting for one to end. */
@@ -206,26 +177,49 @@ export async function measureWebhooks(deps: {
       return { perSecond, cpu };
     };
 
-    const bareAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const sample = JSON.stringify({
       type: 'run.created',
       timestamp: new Date().toISOString(),
       data: { filler: 'x'.repeat(400) },
     });
-    /** The bare loop posting as many bodies as the backlog holds. */
+    /**
+     * The bare loop posting as many bodies as the backlog holds, from a process of its own
+     * started for it, as each drain's worker is: once cold (timed from its first post, as a
+     * drain is timed from its worker's start), then once more warm.
+     */
     const bare = async (label: string) => {
-      receiver.arrivals.clear();
-      const meter = new CpuMeter(new Map([['bare', process.pid]]));
-      const start = Date.now();
-      await inPool(backlog, CONCURRENCY, (i) =>
-        barePost(url, bareAgent, endpoint.secret, `bare_${label}_${i}`, sample),
-      );
-      const ms = Date.now() - start;
-      const usPerPost = meter.usPer(backlog).bare ?? 0;
-      deps.log(
-        `  bare POST loop (${label}): ${backlog} in ${ms} ms (${Math.round((backlog * 1000) / ms)}/s); CPU µs/post ${usPerPost}`,
-      );
-      return { ms, usPerPost };
+      const poster = new RequestChild(`bare-poster-${label}`, 'bench/bare-poster.js');
+      const options = (count: number, run: string): BareOptions => ({
+        url,
+        secret: endpoint.secret,
+        count,
+        concurrency: CONCURRENCY,
+        label: `${label}_${run}`,
+        body: sample,
+      });
+      try {
+        await poster.request<BareResult>(options(0, 'ready'), 20_000);
+        const timed = async (run: 'cold' | 'warm') => {
+          receiver.arrivals.clear();
+          const meter = new CpuMeter(
+            new Map([
+              ['sender', poster.pid],
+              ['receiver', process.pid],
+            ]),
+          );
+          const { ms } = await poster.request<BareResult>(options(backlog, run), 120_000);
+          const cpu = meter.usPer(backlog);
+          const sender = cpu.sender ?? 0;
+          const receiverUs = cpu.receiver ?? 0;
+          deps.log(
+            `  bare POST loop (${label}, ${run}): ${backlog} in ${ms} ms (${Math.round((backlog * 1000) / ms)}/s); CPU µs/post sender ${sender}, receiver ${receiverUs}`,
+          );
+          return { ms, sender, receiver: receiverUs };
+        };
+        return { cold: await timed('cold'), warm: await timed('warm') };
+      } finally {
+        await poster.close();
+      }
     };
 
     // Throughput: the backlog is made while no worker runs, then one worker starts its runs
@@ -244,8 +238,16 @@ export async function measureWebhooks(deps: {
     await rewindOutbox(deps.db, endpoint.id, tenant.orgId);
     const again = await drain('service, deliveries only (runs started)');
     const bareAfter = await bare('after');
-    const barePerSecond = (2 * backlog * 1000) / (bareBefore.ms + bareAfter.ms);
-    const bareCpuUsPerPost = Math.round((bareBefore.usPerPost + bareAfter.usPerPost) / 2);
+    const perSecond = (a: { ms: number }, b: { ms: number }) =>
+      (2 * backlog * 1000) / (a.ms + b.ms);
+    const mean = (a: number, b: number) => Math.round((a + b) / 2);
+    const barePerSecond = perSecond(bareBefore.cold, bareAfter.cold);
+    const bareCpuUsPerPost = {
+      sender: mean(bareBefore.cold.sender, bareAfter.cold.sender),
+      receiver: mean(bareBefore.cold.receiver, bareAfter.cold.receiver),
+    };
+    const warmPerSecond = perSecond(bareBefore.warm, bareAfter.warm);
+    const warmCpuUsPerPost = mean(bareBefore.warm.sender, bareAfter.warm.sender);
 
     // Latency: creates at a fixed rate, the worker running.
     receiver.arrivals.clear();
@@ -257,6 +259,7 @@ export async function measureWebhooks(deps: {
     const missing = expected - receiver.arrivals.size;
 
     receiver.arrivals.clear();
+    const bareAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     await paced(rate, settings.webhookSeconds, (i) => {
       const body = JSON.stringify({
         type: 'run.created',
@@ -279,6 +282,8 @@ export async function measureWebhooks(deps: {
       missing,
       cpuUsPerDelivery,
       bareCpuUsPerPost,
+      warmPerSecond,
+      warmCpuUsPerPost,
     };
   } finally {
     await worker?.stop();
