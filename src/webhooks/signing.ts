@@ -1,19 +1,40 @@
 // Signing secrets and signatures, in the Standard Webhooks format (standardwebhooks.com): a
 // secret is `whsec_` + base64 of 32 random bytes; a signature is `v1,<base64 HMAC-SHA256 of
-// "<webhook-id>.<webhook-timestamp>.<body>">`, computed by the standardwebhooks package. While
-// a rotated-out secret still counts, a delivery carries both signatures, space-separated, and
-// a receiver holding either secret accepts it.
-import { randomBytes } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
+// "<webhook-id>.<webhook-timestamp>.<body>">`. While a rotated-out secret still counts, a
+// delivery carries both signatures, space-separated, and a receiver holding either secret
+// accepts it.
+//
+// Signed with node:crypto, not the standardwebhooks package: its HMAC is SHA-256 in
+// JavaScript, 21–27 µs a signature against about 5 µs here, and a delivery is signed on every
+// attempt. The tests verify every signature with the package's own verifier, as a receiver
+// would.
+import { createHmac, randomBytes } from 'node:crypto';
+
+const PREFIX = 'whsec_';
 
 export function newSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
+  return `${PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
 export interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
+}
+
+/** The key bytes of a secret (the service makes every secret: always prefixed base64). */
+const keys = new Map<string, Buffer>();
+const KEYS_KEPT = 1000;
+
+function keyOf(secret: string): Buffer {
+  let key = keys.get(secret);
+  if (!key) {
+    key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+    if (key.length === 0) throw new Error('an empty signing secret');
+    if (keys.size >= KEYS_KEPT) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 /** The three Standard Webhooks headers of one attempt, signed with every secret given. */
@@ -23,11 +44,13 @@ export function signDelivery(
   at: Date,
   body: string,
 ): SignedHeaders {
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  const signed = `${messageId}.${timestamp}.${body}`;
   return {
     'webhook-id': messageId,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-timestamp': timestamp,
     'webhook-signature': secrets
-      .map((secret) => new Webhook(secret).sign(messageId, at, body))
+      .map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(signed).digest('base64')}`)
       .join(' '),
   };
 }

@@ -102,6 +102,26 @@ describe('webhook signatures', () => {
     expect(() => new Webhook(secret).verify(body + ' ', { ...headers })).to.throw();
   });
 
+  it('are byte for byte the signatures standardwebhooks makes, for any body and time', () => {
+    const bodies = [
+      '',
+      '{"a":1}',
+      JSON.stringify({ name: 'Zoë ✓ 日本 🎉', note: 'a.b.c\n"quoted"' }),
+      'x'.repeat(100_000),
+    ];
+    for (const body of bodies) {
+      for (const ms of [0, 999, 1_764_000_000_123, Date.now()]) {
+        const secret = newSecret();
+        const at = new Date(ms);
+        const headers = signDelivery([secret], `evt_${ms}`, at, body);
+        expect(headers['webhook-signature']).to.equal(
+          new Webhook(secret).sign(`evt_${ms}`, at, body),
+        );
+        expect(headers['webhook-timestamp']).to.equal(String(Math.floor(ms / 1000)));
+      }
+    }
+  });
+
   it('carry one signature per secret during a rotation: either secret verifies', () => {
     const [old, fresh] = [newSecret(), newSecret()];
     const body = '{"type":"run.started"}';
