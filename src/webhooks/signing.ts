@@ -5,9 +5,9 @@
 // accepts it.
 //
 // Signed with node:crypto, not the standardwebhooks package: its HMAC is SHA-256 in
-// JavaScript, 21–27 µs a signature against about 5 µs here, and a delivery is signed on every
-// attempt. The tests verify every signature with the package's own verifier, as a receiver
-// would.
+// JavaScript, 14–15 µs of CPU a signature of a 1 KB body against 2.5–3.6 µs here, and a
+// delivery is signed on every attempt. The tests hold these signatures to the package's own
+// and verify them with its verifier, as a receiver would.
 import { createHmac, randomBytes } from 'node:crypto';
 
 const PREFIX = 'whsec_';
