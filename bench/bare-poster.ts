@@ -5,9 +5,8 @@
 // always pays and such a loop never would.) It takes one run per line of stdin (JSON
 // BareOptions) and answers each with a RESULT line; it ends when its stdin closes.
 import { Agent } from 'node:http';
-import { createInterface } from 'node:readline';
 import { barePost, inPool } from './bare-post.js';
-import { emitResult } from './child.js';
+import { serveRequests } from './child.js';
 
 export interface BareOptions {
   url: string;
@@ -34,16 +33,4 @@ async function run(options: BareOptions): Promise<BareResult> {
   return { ms };
 }
 
-const lines = createInterface({ input: process.stdin });
-let queue = Promise.resolve();
-lines.on('line', (line) => {
-  if (line.trim() === '') return;
-  queue = queue.then(async () => {
-    try {
-      emitResult(await run(JSON.parse(line) as BareOptions));
-    } catch (err) {
-      emitResult({ error: (err as Error)?.stack ?? String(err) });
-    }
-  });
-});
-lines.on('close', () => void queue.then(() => process.exit(0)));
+serveRequests<BareOptions>(run);

@@ -2,6 +2,7 @@
 // options arrive as JSON in argv[2], its result leaves as one "RESULT {json}" line on stdout,
 // and it exits when the orchestrator goes away (its stdin pipe closes), so no child outlives
 // a bench that was killed.
+import { createInterface } from 'node:readline';
 
 export const RESULT_MARK = 'RESULT ';
 
@@ -33,4 +34,25 @@ export function runChild(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Serves a long-lived child's requests (RequestChild in processes.ts): one JSON request per
+ * line of stdin, answered in turn with a RESULT line (`{ error }` when it failed); the process
+ * exits once stdin closes and the last answer is out.
+ */
+export function serveRequests<T>(handle: (options: T) => Promise<unknown>): void {
+  const lines = createInterface({ input: process.stdin });
+  let queue = Promise.resolve();
+  lines.on('line', (line) => {
+    if (line.trim() === '') return;
+    queue = queue.then(async () => {
+      try {
+        emitResult(await handle(JSON.parse(line) as T));
+      } catch (err) {
+        emitResult({ error: (err as Error)?.stack ?? String(err) });
+      }
+    });
+  });
+  lines.on('close', () => void queue.then(() => process.exit(0)));
 }

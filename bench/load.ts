@@ -9,9 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { emitResult } from './child.js';
+import { serveRequests } from './child.js';
 
 export interface LoadOptions {
   url: string;
@@ -148,17 +147,5 @@ async function withWrk(options: LoadOptions): Promise<LoadResult> {
 const generator = loadGenerator();
 const runLoad = generator === 'wrk' ? withWrk : withAutocannon;
 
-const lines = createInterface({ input: process.stdin });
-let queue = Promise.resolve();
-lines.on('line', (line) => {
-  if (line.trim() === '') return;
-  queue = queue.then(async () => {
-    try {
-      emitResult(await runLoad(JSON.parse(line) as LoadOptions));
-    } catch (err) {
-      emitResult({ error: (err as Error)?.stack ?? String(err) });
-    }
-  });
-});
-lines.on('close', () => void queue.then(() => process.exit(0)));
+serveRequests<LoadOptions>(runLoad);
 process.stdout.write('ready\n');
