@@ -1,5 +1,6 @@
-// A bare signed POST, the way the service's worker sends a delivery, and a pool to run many:
-// the webhook phase's baseline (bench/bare-poster.ts) and its latency loop.
+// A bare signed POST, the way the service's worker sends a delivery, and a pool that runs
+// many tasks a few at a time: for the webhook phase (its creates, its latency loop) and its
+// baseline (bench/bare-poster.ts).
 import { type Agent, request as httpRequest } from 'node:http';
 import { signDelivery } from '../src/webhooks/signing.js';
 

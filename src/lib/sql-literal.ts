@@ -45,6 +45,11 @@ export function sqlLiteral(value: SqlValue): string {
   return `'${value.toISOString().slice(0, 23).replace('T', ' ')}'`;
 }
 
+/** A row of literals, `(literal, …)`: one row of a multi-row INSERT or of a table of values. */
+export function sqlRow(values: readonly SqlValue[]): string {
+  return `(${values.map(sqlLiteral).join(', ')})`;
+}
+
 /**
  * A table of values for a statement to join: a header row that names the columns (all NULL,
  * so it joins no row), then one row per element, each `(literal, …)` in the columns' order.

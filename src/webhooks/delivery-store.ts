@@ -5,7 +5,7 @@
 // steer is delivery-log-store.ts.
 import type { Db, TxQuery } from '../db.js';
 import { claimScript, inlineSql, writeScript, writeTransaction } from '../db.js';
-import { sqlLiteral, valuesTable } from '../lib/sql-literal.js';
+import { sqlLiteral, sqlRow, valuesTable } from '../lib/sql-literal.js';
 import {
   fromEventRow,
   type RunEvent,
@@ -163,7 +163,7 @@ function recordStatements(attempts: readonly TurnAttempt[]): string[] {
     const guard = [Number(delivery.seq), Number(delivery.round), Number(delivery.attempts)];
     const code = record.statusCode ?? null;
     recorded.push(
-      `(${[
+      sqlRow([
         ...guard,
         record.status,
         record.nextAttemptAt,
@@ -171,14 +171,10 @@ function recordStatements(attempts: readonly TurnAttempt[]): string[] {
         code,
         error,
         record.status === 'delivered' ? record.at : null,
-      ]
-        .map(sqlLiteral)
-        .join(', ')})`,
+      ]),
     );
     logged.push(
-      `(${[...guard, record.at, code, record.latencyMs, record.responseBody ?? null, error]
-        .map(sqlLiteral)
-        .join(', ')})`,
+      sqlRow([...guard, record.at, code, record.latencyMs, record.responseBody ?? null, error]),
     );
   }
   const claimed = 'd.seq = v.seq AND d.round = v.round AND d.attempts = v.attempts';

@@ -4,7 +4,7 @@
 // DeliveryStore's.
 import { writeTransaction, type Db } from '../db.js';
 import { newId } from '../lib/ids.js';
-import { sqlLiteral, type SqlValue } from '../lib/sql-literal.js';
+import { sqlRow } from '../lib/sql-literal.js';
 import type { RunEventType } from '../runs/run-events.js';
 import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
 
@@ -83,20 +83,20 @@ export class OutboxStore {
           for (const endpoint of byOrg.get(event.organization_id) ?? []) {
             if (Number(event.id) <= endpoint.fromEventId || !subscribes(endpoint, event.type))
               continue;
-            const id = newId(now.getTime());
-            const row: SqlValue[] = [
-              id,
-              event.organization_id,
-              endpoint.id,
-              event.id,
-              event.run_id,
-              event.seq,
-              event.type,
-              'pending',
-              now,
-              now,
-            ];
-            values.push(`(${row.map(sqlLiteral).join(', ')})`);
+            values.push(
+              sqlRow([
+                newId(now.getTime()),
+                event.organization_id,
+                endpoint.id,
+                event.id,
+                event.run_id,
+                event.seq,
+                event.type,
+                'pending',
+                now,
+                now,
+              ]),
+            );
             endpoints.add(endpoint.id);
           }
         }

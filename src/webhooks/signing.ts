@@ -22,18 +22,13 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-/** The key bytes of a secret (the service makes every secret: always prefixed base64). */
-const keys = new Map<string, Buffer>();
-const KEYS_KEPT = 1000;
-
+/** The key bytes of a secret: the base64 after its prefix (the service makes every secret). */
 function keyOf(secret: string): Buffer {
-  let key = keys.get(secret);
-  if (!key) {
-    key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
-    if (key.length === 0) throw new Error('an empty signing secret');
-    if (keys.size >= KEYS_KEPT) keys.clear();
-    keys.set(secret, key);
-  }
+  const key = Buffer.from(
+    secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret,
+    'base64',
+  );
+  if (key.length === 0) throw new Error('an empty signing secret');
   return key;
 }
 
