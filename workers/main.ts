@@ -14,7 +14,7 @@ import { createLogger } from '../src/logger.js';
 import { RedisConnections } from '../src/queue.js';
 import { DueTimers } from '../src/runs/due-timers.js';
 import { RunStore } from '../src/runs/run-store.js';
-import { EventSignal, eventsChannel } from '../src/streams/event-signal.js';
+import { EventSignal, eventsChannel, listenForSignals } from '../src/streams/event-signal.js';
 import { applyRunsProcessor } from './processors/apply-runs.js';
 import { TurnPacer } from './turn-pacer.js';
 import { bulkActionProcessor } from './processors/bulk-action.js';
@@ -157,6 +157,10 @@ const reconciler = new Reconciler(
 );
 reconciler.start();
 dispatcher.start();
+// Events any process committed (the API's cancels among them) wake the dispatcher too, not
+// only this worker's own commits: they go out at once rather than at the next pass.
+const signals = connections.subscriber('wrs-worker-signals');
+listenForSignals(signals, eventsChannel(config.queuePrefix), log, () => dispatcher.wake());
 const retention = retentionTicker(queues.get('runRetention'), config.retention.intervalMs, log);
 retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({
@@ -188,6 +192,7 @@ onShutdown(log, config.shutdownTimeoutMs, async () => {
     ),
   );
   await queues.close();
+  signals.disconnect();
   eventsRedis.disconnect();
   connections.close();
   metricsServer?.close();

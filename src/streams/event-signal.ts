@@ -1,8 +1,10 @@
 // After a commit that wrote run events, a small Redis pub/sub message names the organizations
-// whose events they were; every API process subscribes once (StreamHub) and wakes those
-// organizations' streams, which then read MySQL. The message carries no event: MySQL is what
-// the streams read, Redis only says when to look. A message lost (Redis away, a process
-// subscribing late) delays a stream by at most its fallback poll, never loses an event.
+// whose events they were. Every API process subscribes once (StreamHub) and wakes those
+// organizations' streams, which then read MySQL; every worker subscribes once and wakes its
+// webhook dispatcher, so an event the API committed (a cancel) goes out as soon as one a
+// worker committed. The message carries no event: MySQL is what is read, Redis only says when
+// to look. A message lost (Redis away, a process subscribing late) delays a stream by at most
+// its fallback poll and a dispatch by at most its interval, never loses an event.
 import type { Logger } from '../logger.js';
 import { throttledWarn } from '../lib/process.js';
 import type { RedisClient } from '../queue.js';
@@ -49,6 +51,23 @@ export class EventSignal {
     // Fail-fast connection: while Redis is away the streams' fallback poll takes over.
     this.redis.publish(this.channel, JSON.stringify(organizationIds)).catch(this.warn);
   }
+}
+
+/**
+ * Subscribes `subscriber` (a connection of its own: it can do nothing else once subscribed) to
+ * the channel, and calls `signalled` with the organizations of each message on it.
+ */
+export function listenForSignals(
+  subscriber: RedisClient,
+  channel: string,
+  log: Logger,
+  signalled: EventsCommitted,
+): void {
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) signalled(parseSignal(message));
+  });
+  subscriber.on('error', throttledWarn(log, 'run event signal subscriber error'));
+  subscriber.subscribe(channel).catch(throttledWarn(log, 'run event signal subscribe failed'));
 }
 
 /** The organization ids of a message, or none for a message this service did not send. */

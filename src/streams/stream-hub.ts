@@ -20,7 +20,7 @@ import type { RedisClient } from '../queue.js';
 import { fromEventRow } from '../runs/run-events.js';
 import type { RunSummary } from '../runs/run-schemas.js';
 import { deliveryBody, summaryAfter } from '../webhooks/payload.js';
-import { parseSignal } from './event-signal.js';
+import { listenForSignals } from './event-signal.js';
 import { EventWatermark } from './event-watermark.js';
 import type { StreamFilter, StreamStore } from './stream-store.js';
 
@@ -133,13 +133,7 @@ export class StreamHub {
 
   start(): void {
     const { subscriber, channel, config, log } = this.deps;
-    if (subscriber) {
-      subscriber.on('message', (from: string, message: string) => {
-        if (from === channel) this.wake(parseSignal(message));
-      });
-      subscriber.on('error', throttledWarn(log, 'event stream subscriber error'));
-      subscriber.subscribe(channel).catch(throttledWarn(log, 'event stream subscribe failed'));
-    }
+    if (subscriber) listenForSignals(subscriber, channel, log, (orgs) => this.wake(orgs));
     this.timers.push(
       setInterval(() => {
         this.pollAll = true;

@@ -1,7 +1,9 @@
 // Turns committed run events into webhook deliveries (the outbox's relay), in every worker
 // process: a pass every WEBHOOK_DISPATCH_INTERVAL_MS, at once again while passes come back
-// full, and at once when this worker has just committed changes (wake), as long as any
-// endpoint exists (so a service nobody subscribed to pays nothing per change). Passes in
+// full, and at once when events were just committed (wake: by this worker's own commits, and
+// by the signal any process's commit sends through Redis, src/streams/event-signal.ts), as
+// long as any endpoint exists (so a service nobody subscribed to pays nothing per change).
+// The interval is what a lost signal costs at most. Passes in
 // several workers share the work (events are locked as they are taken, and skipped when
 // another holds them). Each endpoint given deliveries is owed a turn, asked for after the
 // commit (deliverer.ts).
@@ -38,7 +40,7 @@ export class Dispatcher {
     return this.loop.stop();
   }
 
-  /** This worker committed events: dispatch now rather than at the next interval. */
+  /** Events were committed: dispatch now rather than at the next interval. */
   wake(): void {
     if (this.subscribed) this.loop.wake();
   }

@@ -568,3 +568,69 @@ describe('webhooks: an endpoint that keeps failing @cluster', function () {
     expect(log.body.every((d) => d.status === 'failed')).to.equal(true);
   });
 });
+
+describe('webhooks: events the API commits go out at once @cluster', function () {
+  this.timeout(60000);
+
+  // A pass a minute (the longest WEBHOOK_DISPATCH_INTERVAL_MS allowed): only a wake-up can
+  // dispatch an event within the test.
+  const env = { ...WEBHOOK_TEST_ENV, WEBHOOK_DISPATCH_INTERVAL_MS: '60000' };
+  let api: ApiProcess;
+  let worker: ServiceProcess | undefined;
+  let receiver: WebhookReceiver;
+
+  before(async () => {
+    receiver = await WebhookReceiver.start();
+    api = await startApi(env);
+  });
+
+  after(async () => {
+    await Promise.all([api?.stop(), worker?.stop()]);
+    await receiver?.close();
+  });
+
+  it('delivers a cancel made through the API without waiting for the next dispatch pass', async () => {
+    const tenant = await createTenant(testDb(), {
+      name: 'Cancelled at once',
+      pages: [{ name: 'Only', inputFields: [] }],
+    });
+    const client = new Client(api.url, tenant.key);
+    const made = await client.call<Endpoint>('/create-webhook-endpoint', {
+      url: receiver.url('/cancels'),
+      events: ['run.cancelled'],
+    });
+    expect(made.status, made.text).to.equal(200);
+    // Started after the endpoint exists, so the worker's first pass (at its start) knows of it.
+    worker = await startWorker(env);
+    const created = await client.createRun({
+      workflow_template_id: tenant.template.id,
+      input_fields: {},
+    });
+    expect(created.status).to.equal(200);
+    const id = String(created.body.id);
+    // The worker's start of the run is its own commit, which it dispatches at once itself: wait
+    // for that pass to be over, so that the cancel's event is left for a pass of its own.
+    await waitFor('run started and its events dispatched', async () => {
+      const row = await testDb()('workflow_runs').where({ id }).first('status');
+      const owed = await testDb()('run_events')
+        .where({ run_id: id, dispatched: 0 })
+        .count({ n: '*' });
+      return row?.status === 'active' && Number(owed[0]?.n) === 0;
+    });
+
+    // The cancel is the API's commit: only its signal through Redis wakes the dispatcher.
+    const cancelled = await client.cancelRun({ workflow_run_id: id, reason: 'changed plans' });
+    expect(cancelled.status, cancelled.text).to.equal(200);
+    const [request] = await waitFor(
+      'run.cancelled delivered',
+      async () => {
+        const got = receiver.at('/cancels');
+        return got.length > 0 && got;
+      },
+      15000,
+    );
+    const body = verifySignature(made.body.secret!, request!);
+    expect(body.type).to.equal('run.cancelled');
+    expect(body.data.runId).to.equal(id);
+  });
+});
