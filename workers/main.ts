@@ -158,9 +158,9 @@ const reconciler = new Reconciler(
 reconciler.start();
 dispatcher.start();
 // Events any process committed (the API's cancels among them) wake the dispatcher too, not
-// only this worker's own commits: they go out at once rather than at the next pass.
+// only this worker's own commits: they go out within milliseconds, not at the next pass.
 const signals = connections.subscriber('wrs-worker-signals');
-listenForSignals(signals, eventsChannel(config.queuePrefix), log, () => dispatcher.wake());
+listenForSignals(signals, eventsChannel(config.queuePrefix), log, () => dispatcher.signalled());
 const retention = retentionTicker(queues.get('runRetention'), config.retention.intervalMs, log);
 retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({

@@ -1,15 +1,19 @@
 // A pass that runs again and again: an interval after the last pass ended (never two at once,
-// however long a pass takes), at once on wake, and no more once stopped. The webhook
-// dispatcher and the reconciler run on it.
+// however long a pass takes), at once on wake (or within a time: wakes that come closer
+// together than it share one pass), and no more once stopped. The webhook dispatcher and the
+// reconciler run on it.
 
 /** The timers a loop uses: the global ones, or a test's fake clock. */
 export interface Timers {
   setTimeout(run: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
+  /** Milliseconds on a clock that only moves forward. */
+  now(): number;
 }
 
 const GLOBAL_TIMERS: Timers = {
   setTimeout: (run, ms) => setTimeout(run, ms),
+  now: () => performance.now(),
   // The only handles given back here are the ones setTimeout above made.
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
@@ -24,10 +28,12 @@ export interface PeriodicOptions {
 export class Periodic {
   private readonly timers: Timers;
   private timer: unknown;
+  /** When the scheduled pass starts (timers.now()); undefined while a pass runs. */
+  private dueAt: number | undefined;
   private running: Promise<void> | undefined;
   private state: 'new' | 'started' | 'stopped' = 'new';
-  /** A wake came while a pass ran: another pass follows it at once. */
-  private again = false;
+  /** Wakes came while a pass ran: another pass follows it, after the least of their times. */
+  private again: number | undefined;
 
   constructor(
     private readonly pass: () => Promise<unknown>,
@@ -48,15 +54,19 @@ export class Periodic {
     this.schedule(firstDelayMs);
   }
 
-  /** Runs a pass now, or right after the one running; before start or after stop, nothing. */
-  wake(): void {
+  /**
+   * Runs a pass within `withinMs`: now (0), or when that time has passed, unless one is due
+   * sooner; while a pass runs, that long after it ends. Before start or after stop, nothing.
+   */
+  wake(withinMs = 0): void {
     if (this.state !== 'started') return;
     if (this.running) {
-      this.again = true;
+      this.again = Math.min(this.again ?? withinMs, withinMs);
       return;
     }
+    if (this.dueAt !== undefined && this.dueAt <= this.timers.now() + withinMs) return;
     this.timers.clearTimeout(this.timer);
-    this.schedule(0);
+    this.schedule(withinMs);
   }
 
   /** No pass starts any more; resolves once the running one (if any) has ended. */
@@ -67,16 +77,18 @@ export class Periodic {
   }
 
   private schedule(delayMs: number): void {
+    this.dueAt = this.timers.now() + delayMs;
     this.timer = this.timers.setTimeout(() => this.run(), delayMs);
   }
 
   private run(): void {
+    this.dueAt = undefined;
     this.running = this.runPass().finally(() => {
       this.running = undefined;
       if (this.state !== 'started') return;
       const again = this.again;
-      this.again = false;
-      this.schedule(again ? 0 : this.options.intervalMs);
+      this.again = undefined;
+      this.schedule(again ?? this.options.intervalMs);
     });
   }
 

@@ -3,14 +3,18 @@ import { Periodic, type Timers } from '../../src/lib/periodic.js';
 
 /** Timers that fire only when the test moves the clock. */
 class FakeClock implements Timers {
-  now = 0;
+  time = 0;
   private next = 1;
   private readonly pending = new Map<number, { at: number; run: () => void }>();
 
   setTimeout(run: () => void, ms: number): unknown {
     const id = this.next++;
-    this.pending.set(id, { at: this.now + ms, run });
+    this.pending.set(id, { at: this.time + ms, run });
     return id;
+  }
+
+  now(): number {
+    return this.time;
   }
 
   clearTimeout(handle: unknown): void {
@@ -19,7 +23,7 @@ class FakeClock implements Timers {
 
   /** Moves the clock on, firing what falls due in order, and lets the passes' promises run. */
   async advance(ms: number): Promise<void> {
-    const until = this.now + ms;
+    const until = this.time + ms;
     for (;;) {
       await settle();
       const due = [...this.pending].filter(([, t]) => t.at <= until);
@@ -27,10 +31,10 @@ class FakeClock implements Timers {
       const first = due[0];
       if (!first) break;
       this.pending.delete(first[0]);
-      this.now = first[1].at;
+      this.time = first[1].at;
       first[1].run();
     }
-    this.now = until;
+    this.time = until;
     await settle();
   }
 
@@ -121,6 +125,41 @@ describe('Periodic', () => {
     passes.endAll();
     expect(await startedAfter(99)).to.equal(2); // that wake is used up: back to the interval
     expect(await startedAfter(1)).to.equal(3);
+  });
+
+  it('runs a pass within the time a wake gives, one for every wake that comes before it', async () => {
+    const { clock, passes, loop, startedAfter } = setup();
+    loop.start();
+    await clock.advance(30);
+    loop.wake(10);
+    await clock.advance(5);
+    loop.wake(10); // a pass is due sooner: this one shares it
+    loop.wake(10);
+    expect(await startedAfter(4)).to.equal(0);
+    expect(await startedAfter(1)).to.equal(1); // 10 ms after the first wake
+    passes.endAll();
+    expect(await startedAfter(99)).to.equal(1); // then the interval again
+    expect(await startedAfter(1)).to.equal(2);
+  });
+
+  it('follows a running pass a wake’s time after it ends, or at once for a wake at once', async () => {
+    const { clock, passes, loop, startedAfter } = setup();
+    loop.start(0);
+    await clock.advance(0);
+    loop.wake(10);
+    loop.wake(10);
+    passes.endAll();
+    expect(await startedAfter(9)).to.equal(1);
+    expect(await startedAfter(1)).to.equal(2);
+    loop.wake(10);
+    loop.wake(); // at once wins over the wake within a time
+    passes.endAll();
+    expect(await startedAfter(0)).to.equal(3);
+    passes.endAll();
+    await clock.advance(0); // the next pass is due an interval on
+    loop.wake(10);
+    loop.wake(); // a pass due later is brought forward
+    expect(await startedAfter(0)).to.equal(4);
   });
 
   it('ignores wake before start and after stop', async () => {
