@@ -437,7 +437,11 @@ function byRun(rows: readonly HistoryRow[]): Map<string, RunEvent[]> {
 }
 
 /** Fails every delivery still owed to an endpoint that was disabled: nothing is sent to it. */
-async function failOwedTo(query: TxQuery, endpointId: string, reason: string): Promise<void> {
+export async function failOwedTo(
+  query: TxQuery,
+  endpointId: string,
+  reason: string,
+): Promise<void> {
   await query(
     `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL,
             last_error = ? WHERE endpoint_id = ? AND status = 'pending'`,

@@ -63,8 +63,14 @@ export class OutboxStore {
         if (events.length === 0) return { subscribed: true, events: 0, made: 0, endpoints: [] };
 
         const orgs = [...new Set(events.map((e) => e.organization_id))];
+        // Locking the endpoints read: a turn disabling one (a 410, or failing too long) fails
+        // what is owed to it in the same transaction. Read unlocked, an endpoint being disabled
+        // still reads enabled, and its new delivery, inserted after that transaction failed
+        // the owed ones, would stay pending for good. Locked, the pass waits for the disable
+        // and sees it, or the disable waits for the pass and fails its deliveries too.
         const endpointRows = (await query(
-          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)`,
+          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)
+            LOCK IN SHARE MODE`,
           [orgs],
         )) as unknown as Array<EndpointRow>;
         const byOrg = new Map<string, Endpoint[]>();

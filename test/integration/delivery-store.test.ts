@@ -3,14 +3,16 @@
 // record stores (only attempts of deliveries still in the round and at the attempt the turn
 // claimed: one redelivered meanwhile keeps its new round, and no log row is written for it).
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db.js';
+import { createDb, writeTransaction, type Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
-import { DeliveryStore, type TurnAttempt } from '../../src/webhooks/delivery-store.js';
+import { DeliveryStore, failOwedTo, type TurnAttempt } from '../../src/webhooks/delivery-store.js';
+import { disableEndpoint } from '../../src/webhooks/endpoint-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { testConfig } from '../support/env.js';
 import { createTenant, type Tenant } from '../support/fixtures.js';
 import { testDb } from '../support/root-hooks.js';
+import { sleep } from '../support/wait.js';
 
 describe('webhook deliveries in MySQL: a turn claims and records', () => {
   // The worker's pool: several statements a query, as the store needs.
@@ -173,5 +175,34 @@ describe('webhook deliveries in MySQL: a turn claims and records', () => {
     for (const c of next) {
       expect(c.history.map((h) => h.type)).to.deep.equal(['run.created', 'run.started']);
     }
+  });
+
+  it('makes no delivery for an endpoint a turn is disabling: the relay waits for the disable', async () => {
+    const runId = newId();
+    await testDb()('run_events').insert({
+      run_id: runId,
+      organization_id: tenant.orgId,
+      seq: 1,
+      type: 'run.created',
+      at: new Date(),
+      data: JSON.stringify({ workflowName: 'Store' }),
+    });
+    // A record that disables the endpoint (a 410), as recordTurn writes it: the endpoint, then
+    // everything owed to it failed; the relay runs before that transaction commits.
+    let relay: Promise<unknown> | undefined;
+    await writeTransaction(db, 10_000, async (query) => {
+      await disableEndpoint(query, endpointId, 'the receiver answered 410 Gone', new Date());
+      await failOwedTo(query, endpointId, 'the receiver answered 410 Gone');
+      relay = new OutboxStore(db, 10_000).dispatch(1000, new Date());
+      relay.catch(() => undefined); // awaited below
+      await sleep(300); // the relay reads the endpoints meanwhile
+    });
+    await relay;
+    // Nothing is left owed to the disabled endpoint: a delivery made for it would stay pending,
+    // never sent, in its log.
+    const owed = await testDb()('webhook_deliveries').where({ endpoint_id: endpointId });
+    expect(owed.filter((d: { status: string }) => d.status === 'pending')).to.deep.equal([]);
+    const event = await testDb()('run_events').where({ run_id: runId }).first('dispatched');
+    expect(Number(event?.dispatched)).to.equal(1);
   });
 });
