@@ -27,12 +27,16 @@ export const SIGNAL_WAKE_MS = 10;
 
 export class Dispatcher {
   private readonly loop: Periodic;
-  /** Whether the last pass found any endpoint. */
-  private subscribed = false;
+  /**
+   * Whether the last pass found any endpoint. Assumed until the first pass has ended: a wake
+   * that comes while it runs (this worker's first commits) is not dropped, but followed by a
+   * pass (else those events waited for the interval).
+   */
+  private subscribed = true;
 
   constructor(
-    private readonly store: OutboxStore,
-    private readonly jobs: DeliveryJobs,
+    private readonly store: Pick<OutboxStore, 'dispatch'>,
+    private readonly jobs: Pick<DeliveryJobs, 'enqueue'>,
     intervalMs: number,
     log: Logger,
   ) {
