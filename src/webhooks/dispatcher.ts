@@ -4,10 +4,9 @@
 // when any process has (signalled: the wake-up every commit of events sends through Redis,
 // src/streams/event-signal.ts), as long as any endpoint exists (so a service nobody
 // subscribed to pays nothing per change). The interval is what a lost signal costs at most.
-// Passes in
-// several workers share the work (events are locked as they are taken, and skipped when
-// another holds them). Each endpoint given deliveries is owed a turn, asked for after the
-// commit (deliverer.ts).
+// Passes in several workers share the work (events are locked as they are taken, and skipped
+// when another holds them). Each endpoint given deliveries is owed a turn, asked for after
+// the commit (deliverer.ts).
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
