@@ -1,6 +1,7 @@
 // CPU time used by processes over a measurement (utime + stime from /proc/<pid>/stat), to
 // say where each request's cost goes: the server, MariaDB or PostgreSQL, Redis, the load.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { BENCH_DATABASE_URL } from './settings.js';
 
 export const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -33,33 +34,75 @@ function processes(): Array<{ pid: number; comm: string; ppid: number }> {
   return out;
 }
 
-/**
- * Pids of local processes by command name (mariadbd, redis-server), each optionally required
- * to have a string in its command line (the port of the bench's Redis: other Redis servers
- * may run on the machine).
- */
-export function pidsByName(wanted: Record<string, string>): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const { pid, comm } of processes()) {
-    const needle = wanted[comm];
-    if (needle === undefined || found.has(comm)) continue;
+/** The inodes of the sockets listening on a TCP port (IPv4 and IPv6), from /proc/net. */
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
     try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(needle)) found.set(comm, pid);
+      text = readFileSync(table, 'utf8');
     } catch {
-      // the process ended while we looked
+      continue; // no IPv6 here
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local address (ip:PORT in hex), state 0A = LISTEN, inode in the tenth column
+      if (f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A' && f[9]) inodes.add(f[9]);
     }
   }
-  return found;
+  return inodes;
 }
 
 /**
- * Pids of the storage the service uses, by command name: MariaDB (mariadbd, or mysqld) and the
- * bench's Redis (the one on `redisUrl`'s port).
+ * The process listening on a local TCP port, with its command name: MariaDB or Redis as the
+ * bench reaches them, whichever of several instances on the machine that is (another may be
+ * the machine's own, or a replica's). Undefined when none is found (not local, or not ours to
+ * see).
+ */
+export function listenerOf(port: number): { pid: number; comm: string } | undefined {
+  const inodes = listeningInodes(port);
+  if (inodes.size === 0) return undefined;
+  for (const { pid, comm } of processes()) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // ended, or not ours to read
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode && inodes.has(inode)) return { pid, comm };
+      } catch {
+        // the descriptor was closed while we looked
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The process listening on a URL's port (`fallback` when the URL names none), by name. */
+function listenerByName(url: string, fallback: number): Map<string, number> {
+  const listener = listenerOf(Number(new URL(url).port || fallback));
+  return new Map(listener ? [[listener.comm, listener.pid]] : []);
+}
+
+/**
+ * The MariaDB (or MySQL) server the bench uses: the process listening on its database URL's
+ * port, so a second instance on the machine is never measured in its place.
+ */
+export function databasePid(databaseUrl = BENCH_DATABASE_URL): Map<string, number> {
+  return listenerByName(databaseUrl, 3306);
+}
+
+/**
+ * Pids of the storage the service uses, by command name: MariaDB (mariadbd, or mysqld) and
+ * Redis, each the process listening on the port the bench reaches it at.
  */
 export function storagePids(redisUrl: string): Map<string, number> {
-  const redisPort = new URL(redisUrl).port || '6379';
-  return pidsByName({ mariadbd: '', mysqld: '', 'redis-server': `:${redisPort}` });
+  return new Map([...databasePid(), ...listenerByName(redisUrl, 6379)]);
 }
 
 /** Reads a CPU tick counter that only grows: one process, or a group of them. */

@@ -15,7 +15,7 @@ import {
   dropBenchDatabase,
 } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
-import { CpuMeter, pidsByName, processTicks, TICKS_PER_SECOND } from '../cpu.js';
+import { CpuMeter, databasePid, processTicks, TICKS_PER_SECOND } from '../cpu.js';
 import { freePort, RequestChild, startScript, type BenchProcess } from '../processes.js';
 import { describeProbe, watchRound, type RoundProbe } from '../round-probes.js';
 import { round } from '../stats.js';
@@ -147,9 +147,7 @@ async function coldStart(
       // Seconds are counted from here: the load starts at once.
       const roundBegan = Date.now();
       const cpuBySecond = watchCpu(api.pid);
-      const meter = new CpuMeter(
-        new Map<string, number>([['api', api.pid], ...pidsByName({ mariadbd: '', mysqld: '' })]),
-      );
+      const meter = new CpuMeter(new Map<string, number>([['api', api.pid], ...databasePid()]));
       const service = await load(`${url}/create-workflow-run`, headers, body, settings.coldSeconds);
       const cpu = meter.elapsedMs();
       const cpuMsBySecond = cpuBySecond();
