@@ -1,7 +1,7 @@
 // The processes a bench run starts: the built service (API, worker), the baselines and the
 // load generators. Every one is registered, so stopAll() ends them all even when a phase fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,11 @@ export class BenchProcess {
     readonly name: string,
     readonly child: ChildProcess,
     readonly logPath: string | undefined,
+    /**
+     * Where this process's lines begin in its log: a name used again (a round's worker, the
+     * next drain's) appends to the same file, and the lines before are another process's.
+     */
+    private readonly logStart = 0,
   ) {
     running.add(this);
     this.exited = new Promise((resolve) =>
@@ -49,11 +54,14 @@ export class BenchProcess {
     return this.exitCode === undefined;
   }
 
-  /** The log written so far (service processes log to a file, not to the bench's pipes). */
+  /**
+   * What this process has logged so far (service processes log to a file, not to the bench's
+   * pipes): not what an earlier process of the same name left in the file.
+   */
   log(): string {
     if (!this.logPath) return '';
     try {
-      return readFileSync(this.logPath, 'utf8');
+      return readFileSync(this.logPath).subarray(this.logStart).toString('utf8');
     } catch {
       return '';
     }
@@ -64,7 +72,8 @@ export class BenchProcess {
     if (!this.logPath) return 0;
     let count = 0;
     let carry = '';
-    for await (const chunk of createReadStream(this.logPath, { encoding: 'utf8' })) {
+    const stream = createReadStream(this.logPath, { encoding: 'utf8', start: this.logStart });
+    for await (const chunk of stream) {
       const lines = (carry + (chunk as string)).split('\n');
       carry = lines.pop() ?? '';
       for (const line of lines) if (line.includes(text)) count++;
@@ -109,6 +118,7 @@ export function startScript(
 ): BenchProcess {
   const logPath = join(LOG_DIR, `${name}.log`);
   const fd = openSync(logPath, 'a');
+  const logStart = fstatSync(fd).size;
   // For profiling: BENCH_WORKER_NODE_ARGS="--cpu-prof" for the worker processes.
   const nodeArgs = options.nodeArgs ?? (script.includes('worker') ? WORKER_NODE_ARGS : []);
   try {
@@ -121,7 +131,7 @@ export function startScript(
         cwd: LOG_DIR,
       },
     );
-    return new BenchProcess(name, child, logPath);
+    return new BenchProcess(name, child, logPath, logStart);
   } finally {
     closeSync(fd);
   }

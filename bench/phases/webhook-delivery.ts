@@ -87,6 +87,25 @@ class Receiver {
   }
 }
 
+/**
+ * How a drain's pace went: the ms each fifth of its arrivals took, from its worker's start. A
+ * first fifth far slower than the rest is the worker warming up (and the relay making the
+ * deliveries), which a short backlog's mean carries in full.
+ */
+function pace(receiver: Receiver, started: number): string {
+  const times = [...receiver.arrivals.values()].map((a) => a.at).sort((a, b) => a - b);
+  const fifths: number[] = [];
+  let from = started;
+  for (let k = 1; k <= 5; k++) {
+    const at = times[Math.ceil((times.length * k) / 5) - 1];
+    if (at === undefined) break;
+    fifths.push(at - from);
+    from = at;
+  }
+  const each = Math.round(times.length / 5);
+  return `ms per fifth (${each} deliveries each): ${fifths.join(' / ')}`;
+}
+
 async function postCreate(apiUrl: string, tenant: Tenant): Promise<void> {
   const res = await fetch(`${apiUrl}/create-workflow-run`, {
     method: 'POST',
@@ -174,6 +193,7 @@ export async function measureWebhooks(deps: {
           .map(([name, us]) => `${name} ${us}`)
           .join(', ')}`,
       );
+      deps.log(`    ${pace(receiver, started)}`);
       return { perSecond, cpu };
     };
 
