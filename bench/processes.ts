@@ -1,7 +1,14 @@
 // The processes a bench run starts: the built service (API, worker), the baselines and the
 // load generators. Every one is registered, so stopAll() ends them all even when a phase fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +142,25 @@ export function startScript(
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Whether the service build says when its worker takes jobs ("worker ready"); a build from
+ * before that line (an A/B against an older one) says only "worker started".
+ */
+const SAYS_READY = existsSync(join(SERVICE_DIST, 'workers/readiness.js'));
+
+/**
+ * Resolves once a worker started with startScript takes jobs: the service's at its "worker
+ * ready" line (its connections up, its scripts loaded, MySQL answering), a baseline's at its
+ * "worker started" (written once it works). A phase's clock starts here, as the create phases'
+ * start at the API's /readyz.
+ */
+export async function waitForWorker(worker: BenchProcess, script: string): Promise<void> {
+  const service = !script.startsWith('bench/');
+  await worker.waitForLog(
+    service && SAYS_READY ? /"msg":"worker ready"/ : /"msg":"worker started"/,
+  );
 }
 
 /** Runs a bench child to completion and returns the result it reported. */

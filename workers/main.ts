@@ -33,6 +33,7 @@ import { Dispatcher } from '../src/webhooks/dispatcher.js';
 import { OutboxStore } from '../src/webhooks/outbox-store.js';
 import { toSummary } from '../src/runs/run-views.js';
 import { Reconciler } from './reconciler.js';
+import { whenReady } from './readiness.js';
 import { RunApplier } from './run-applier.js';
 import { registerProcessGauges } from '../src/metrics/gauges.js';
 import { startMetricsServer } from '../src/metrics/server.js';
@@ -175,6 +176,17 @@ log.info('worker started', {
   concurrency: config.workerConcurrency,
   queuePrefix: config.queuePrefix,
 });
+// Started is not yet working: every kind's BullMQ connections still connect and load their
+// scripts, and the MySQL pool makes its first connection. "worker ready" says when jobs are
+// taken, which is when a worker that was down is back (and what the bench times drains from).
+void whenReady({ workers, db, stopped: () => stopping }).then(
+  (ms) => {
+    if (ms !== undefined) log.info('worker ready', { ms });
+  },
+  (err: unknown) => {
+    if (!stopping) log.warn('worker not ready', { err });
+  },
+);
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
   stopping = true; // bulk actions and retention passes stop between batches

@@ -19,7 +19,7 @@ import { INSERT_COLUMNS } from '../../src/runs/run-columns.js';
 import { applyPending, newRun } from '../../src/runs/run-state.js';
 import { clearQueue, clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
 import { insertRuns } from '../insert-runs.js';
-import { sleep, startScript, type BenchProcess } from '../processes.js';
+import { sleep, startScript, type BenchProcess, waitForWorker } from '../processes.js';
 import { pacedCreates, type CreateRound } from '../paced-creates.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
@@ -146,7 +146,7 @@ export async function measureBulk(deps: {
   const worker: BenchProcess = startScript('bulk-worker', 'workers/main.js', {
     env: serviceEnv(PREFIXES.api),
   });
-  await worker.waitForLog(/"msg":"worker started"/);
+  await waitForWorker(worker, 'workers/main.js');
   try {
     // Baseline: Y alone (a second of warm-up first: connections, the worker's first turns).
     await pacedCreates(apiUrl, y, rate, () => false, 1);

@@ -5,7 +5,7 @@ import type { Db } from '../../src/db.js';
 import type { E2eOptions, E2eResult } from '../e2e-client.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
-import { runChildScript, startScript } from '../processes.js';
+import { runChildScript, startScript, waitForWorker } from '../processes.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 
 export interface E2ePhaseResult {
@@ -31,7 +31,7 @@ async function measure(
     env: target.workerEnv,
   });
   try {
-    await worker.waitForLog(/"msg":"worker started"/);
+    await waitForWorker(worker, target.workerScript);
     const run = (seconds: number) =>
       runChildScript<E2eResult>(
         `${target.name}-e2e-client`,

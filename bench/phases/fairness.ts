@@ -14,7 +14,7 @@ import type { Db } from '../../src/db.js';
 import { countPending, seedBacklog } from '../backlog.js';
 import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
 import { pacedCreates } from '../paced-creates.js';
-import { sleep, startScript, type BenchProcess } from '../processes.js';
+import { sleep, startScript, type BenchProcess, waitForWorker } from '../processes.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round, summarize, type LatencySummary } from '../stats.js';
 
@@ -37,7 +37,7 @@ export interface FairnessResult {
 
 async function startWorker(name: string): Promise<BenchProcess> {
   const worker = startScript(name, 'workers/main.js', { env: serviceEnv(PREFIXES.api) });
-  await worker.waitForLog(/"msg":"worker started"/);
+  await waitForWorker(worker, 'workers/main.js');
   return worker;
 }
 

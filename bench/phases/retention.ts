@@ -16,7 +16,7 @@
 import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db.js';
 import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
-import { sleep, startScript, type BenchProcess } from '../processes.js';
+import { sleep, startScript, type BenchProcess, waitForWorker } from '../processes.js';
 import { seedFinishedRuns } from '../seed-runs.js';
 import { pacedCreates, type CreateRound } from '../paced-creates.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
@@ -91,7 +91,7 @@ export async function measureRetention(deps: {
   };
   const { batch, pauseMs } = loadConfig({ ...process.env, ...env }).retention;
   const worker: BenchProcess = startScript('retention-worker', 'workers/main.js', { env });
-  await worker.waitForLog(/"msg":"worker started"/);
+  await waitForWorker(worker, 'workers/main.js');
   try {
     // Baseline: B alone, retention passes finding nothing (a second of warm-up first).
     await pacedCreates(apiUrl, b, rate, () => false, 1);

@@ -14,7 +14,7 @@ import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
 import { mariadbStatus } from '../round-probes.js';
-import { RequestChild, sleep, startScript } from '../processes.js';
+import { RequestChild, sleep, startScript, waitForWorker } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
 
@@ -123,7 +123,7 @@ export async function measureSteadyState(deps: {
       env: system.workerEnv,
     });
     try {
-      await worker.waitForLog(/"msg":"worker started"/);
+      await waitForWorker(worker, system.workerScript);
       const meter = new CpuMeter(
         new Map<string, number | TickReader>([
           ['api', system.apiPid],

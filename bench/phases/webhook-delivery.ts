@@ -19,7 +19,7 @@ import { barePost, inPool } from '../bare-post.js';
 import type { BareOptions, BareResult } from '../bare-poster.js';
 import { CpuMeter, storagePids } from '../cpu.js';
 import { createBody, type Tenant } from '../fixtures.js';
-import { RequestChild, startScript, sleep } from '../processes.js';
+import { RequestChild, startScript, sleep, waitForWorker } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { summarize, type LatencySummary } from '../stats.js';
 
@@ -174,7 +174,7 @@ export async function measureWebhooks(deps: {
     const drain = async (label: string) => {
       receiver.arrivals.clear();
       worker = startScript('worker-phase5', 'workers/main.js', { env: workerEnv });
-      await worker.waitForLog(/"msg":"worker started"/);
+      await waitForWorker(worker, 'workers/main.js');
       const meter = new CpuMeter(
         new Map([
           ['worker', worker.pid],

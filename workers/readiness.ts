@@ -1,0 +1,30 @@
+// When a worker process is ready to work: each of its BullMQ workers connected with its
+// scripts loaded (BullMQ retries its connections itself), and MySQL answering (asked again
+// until it does: it may be away when the worker starts).
+import type { Worker } from 'bullmq';
+import type { Db } from '../src/db.js';
+
+const RETRY_MS = 500;
+
+/**
+ * Resolves with the milliseconds from the process's start once it is ready, or undefined if
+ * it stops first.
+ */
+export async function whenReady(deps: {
+  workers: readonly Pick<Worker, 'waitUntilReady'>[];
+  db: Pick<Db, 'raw'>;
+  stopped: () => boolean;
+}): Promise<number | undefined> {
+  const mysql = async () => {
+    while (!deps.stopped()) {
+      try {
+        await deps.db.raw('SELECT 1');
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  };
+  await Promise.all([...deps.workers.map((w) => w.waitUntilReady()), mysql()]);
+  return deps.stopped() ? undefined : Math.round(performance.now());
+}
