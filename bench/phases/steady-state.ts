@@ -3,6 +3,9 @@
 // one worker on one queue) and the pg-boss peer (its API and its worker) take the same load in
 // turns, round after round: the same body and key, the same connections, the same seconds.
 //
+// Each round starts its system's worker and begins once that worker takes jobs (the service's
+// "worker ready", the peer's "worker started"): a load begun earlier would pile runs up for
+// the worker's first turns, whose larger batches cost MariaDB less than a steady flow's.
 // A round counts a run once it is created and started: the load runs for its seconds, then the
 // round waits until the worker has started every run created (the drain is timed, and counted
 // in the throughput: runs created ÷ (load + drain) seconds). CPU is read for every process of

@@ -3,11 +3,11 @@
 // baseline (a body of the same size, a Standard Webhooks signature made per request, the same
 // concurrency as the service's delivery workers):
 //   - throughput: a backlog of events (runs created while no worker runs), then one worker
-//     started; deliveries per second from its start to the last arrival. That worker also
-//     starts every run of the backlog (a worker that was down comes back to both); the same
-//     backlog is then delivered again by a new worker with its runs already started (its
-//     events made undispatched again, its deliveries gone), which is the webhooks' own
-//     throughput. Against them, the bare loop posts as many bodies from a process started for
+//     started; deliveries per second from its "worker ready" line (it takes jobs from then
+//     on) to the last arrival. That worker also starts every run of the backlog (a worker
+//     that was down comes back to both); the same backlog is then delivered again by a new
+//     worker with its runs already started (its events made undispatched again, its
+//     deliveries gone), which is the webhooks' own throughput. Against them, the bare loop posts as many bodies from a process started for
 //     it, as each worker is (bench/bare-poster.ts), timed from its first post, once before
 //     the drains and once after; run again in the same process, warm, it is reported too;
 //   - latency: creates at a fixed rate with the worker running; from the event's time (the
@@ -170,7 +170,7 @@ export async function measureWebhooks(deps: {
   const workerEnv = { ...serviceEnv(PREFIXES.api) };
   let worker: ReturnType<typeof startScript> | undefined;
   try {
-    /** Starts a worker and times its delivery of the backlog, from its start to the last. */
+    /** Starts a worker and times its delivery of the backlog, from its readiness to the last. */
     const drain = async (label: string) => {
       receiver.arrivals.clear();
       worker = startScript('worker-phase5', 'workers/main.js', { env: workerEnv });
