@@ -188,11 +188,26 @@ describe('console: the runs and a run', function () {
     const id = await activeRun();
     const c = await signedIn(tenant.key);
     const { page } = c;
+    // Every value the field has shown, from the moment it is in the page: it never shows blank
+    // before the run's value (the step's page arrives after the run).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { itemValues: string[] }).itemValues = seen;
+      let last: HTMLInputElement | null = null;
+      new MutationObserver(() => {
+        const input = document.querySelector<HTMLInputElement>('#complete-item');
+        if (input && (input !== last || seen.at(-1) !== input.value)) seen.push(input.value);
+        last = input;
+      }).observe(document.body, { childList: true, subtree: true, attributes: true });
+    });
     await openRun(page, id);
     await page.getByRole('heading', { name: 'Complete the current step: Request' }).waitFor();
     await liveStatus(page).waitFor();
     const item = page.getByRole('textbox', { name: /^Item/ });
     expect(await item.inputValue()).to.equal('Laptop'); // prefilled at creation
+    expect(
+      await page.evaluate(() => (window as unknown as { itemValues: string[] }).itemValues),
+    ).to.deep.equal(['Laptop']);
     expect(await page.getByText('Item (required)').count()).to.equal(1);
 
     // A required field left blank: the API's message shows next to it.

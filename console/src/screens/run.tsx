@@ -355,24 +355,13 @@ function CompleteStep({
   const step = run.currentStepName!;
   const [extra, setExtra] = useState<TemplateInputField[]>([]);
   const fields = [...(page?.inputFields ?? []), ...extra];
-  const [values, setValues] = useState<Record<string, string>>(() =>
-    Object.fromEntries(
-      (page?.inputFields ?? []).map((f) => [f.inputId, run.inputFields[f.inputId] ?? '']),
-    ),
-  );
+  // What the form has changed; a field it has not shows the run's value. The page may arrive
+  // after the run: its fields show their values at their first render, never a blank first.
+  const [values, setValues] = useState<Record<string, string>>({});
+  const valueOf = (inputId: string) => values[inputId] ?? run.inputFields[inputId] ?? '';
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState(false);
-  // The page arrives after the run: fill in its fields' current values then.
-  useEffect(() => {
-    if (!page) return;
-    setValues((v) => {
-      const next = { ...v };
-      for (const f of page.inputFields) next[f.inputId] ??= run.inputFields[f.inputId] ?? '';
-      return next;
-    });
-  }, [page]);
-
   const shownField = (pointer: string) => fields.some((f) => inputPointer(f.inputId) === pointer);
   const topError =
     error instanceof ApiError && error.field && shownField(error.field) ? null : error;
@@ -399,7 +388,7 @@ function CompleteStep({
         // Only what the form changes: a value kept as it was stays where it came from.
         input_fields: Object.fromEntries(
           fields
-            .map((f) => [f.inputId, values[f.inputId] ?? ''] as const)
+            .map((f) => [f.inputId, valueOf(f.inputId)] as const)
             .filter(([k, v]) => v !== (run.inputFields[k] ?? '')),
         ),
       });
@@ -461,7 +450,7 @@ function CompleteStep({
               <input
                 id={id}
                 name={f.inputId}
-                value={values[f.inputId] ?? ''}
+                value={valueOf(f.inputId)}
                 aria-required={f.required ? 'true' : undefined}
                 aria-invalid={message ? 'true' : undefined}
                 aria-describedby={message ? `${id}-error` : undefined}
