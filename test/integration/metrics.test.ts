@@ -146,10 +146,13 @@ describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
         const w = (await scrape(workerMetrics)).values;
         const moved = (key: string) => value(w, key) - value(before, key);
         // The receiver sees an attempt before the worker records (and counts) its outcome.
-        return (
-          moved('wrs_webhook_attempts_total{outcome="delivered"}') === 3 &&
-          moved('wrs_webhook_attempts_total{outcome="retry"}') >= 3 &&
-          moved
+        const delivered = moved('wrs_webhook_attempts_total{outcome="delivered"}');
+        const retried = moved('wrs_webhook_attempts_total{outcome="retry"}');
+        if (delivered === 3 && retried >= 3) return moved;
+        // Not yet: what a timeout reports, should it come to that.
+        throw new Error(
+          `attempts counted: delivered ${delivered}, retry ${retried}, failed ${moved('wrs_webhook_attempts_total{outcome="failed"}')}; ` +
+            `the receiver saw ${receiver.at('/ok').length} on /ok (${receiver.accepted('/ok').length} accepted), ${receiver.at('/bad').length} on /bad`,
         );
       });
       expect(after('wrs_webhook_deliveries_created_total')).to.equal(6);
