@@ -7,9 +7,10 @@
 //     on) to the last arrival. That worker also starts every run of the backlog (a worker
 //     that was down comes back to both); the same backlog is then delivered again by a new
 //     worker with its runs already started (its events made undispatched again, its
-//     deliveries gone), which is the webhooks' own throughput. Against them, the bare loop posts as many bodies from a process started for
-//     it, as each worker is (bench/bare-poster.ts), timed from its first post, once before
-//     the drains and once after; run again in the same process, warm, it is reported too;
+//     deliveries gone), which is the webhooks' own throughput. Against them, the bare loop
+//     posts as many bodies from a process started for it, as each worker is
+//     (bench/bare-poster.ts), timed from its first post, once before the drains and once
+//     after; run again in the same process, warm, it is reported too;
 //   - latency: creates at a fixed rate with the worker running; from the event's time (the
 //     change) to its arrival at the receiver, against the loop's send-to-arrival at that rate.
 import { createServer, Agent } from 'node:http';
@@ -88,9 +89,9 @@ class Receiver {
 }
 
 /**
- * How a drain's pace went: the ms each fifth of its arrivals took, from its worker's start. A
- * first fifth far slower than the rest is the worker warming up (and the relay making the
- * deliveries), which a short backlog's mean carries in full.
+ * How a drain's pace went: the ms each fifth of its arrivals took, from `started` (its worker's
+ * readiness). A first fifth far slower than the rest is the worker warming up (and the relay
+ * making the deliveries), which a short backlog's mean carries in full.
  */
 function pace(receiver: Receiver, started: number): string {
   const times = [...receiver.arrivals.values()].map((a) => a.at).sort((a, b) => a - b);
