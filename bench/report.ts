@@ -368,6 +368,14 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       target: '',
       result: '',
     });
+    rows.push({
+      measure: `the same at ${w.rate}/s, each a run created, started and announced (+ API)`,
+      service: `${cpuCells(w.rateCpuUsPerDelivery)} (+ ${fmt(w.rateCpuUsPerDelivery.api ?? NaN)})`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: '',
+    });
   }
 
   if (f.fairness) {

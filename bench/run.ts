@@ -349,12 +349,17 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
         db,
         tenant: hooked,
         apiUrl: api.url,
+        apiPid: api.proc.pid,
         log,
       });
       memory.enterPhase(undefined);
       const w = figures.webhooks;
       log(
-        `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing`,
+        `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing; CPU µs/delivery ${Object.entries(
+          w.rateCpuUsPerDelivery,
+        )
+          .map(([name, us]) => `${name} ${us}`)
+          .join(', ')}`,
       );
       memory.sample('after webhook phase');
     }

@@ -40,6 +40,11 @@ export interface WebhookPhaseResult {
   /** Events of the latency run that never arrived. */
   missing: number;
   /**
+   * CPU µs per delivery of the latency run, by process (as cpuUsPerDelivery, and the API):
+   * what a service under a steady flow pays for each run created, started and announced.
+   */
+  rateCpuUsPerDelivery: Record<string, number>;
+  /**
    * CPU µs per delivery of the backlog, by process: the worker, MariaDB (mariadbd or mysqld),
    * Redis (redis-server), and this process (the receiver).
    */
@@ -155,6 +160,8 @@ export async function measureWebhooks(deps: {
   db: Db;
   tenant: Tenant;
   apiUrl: string;
+  /** The API's process, for the latency run's CPU. */
+  apiPid: number;
   log: (line: string) => void;
 }): Promise<WebhookPhaseResult> {
   const { settings, tenant, apiUrl } = deps;
@@ -273,9 +280,18 @@ export async function measureWebhooks(deps: {
     // Latency: creates at a fixed rate, the worker running.
     receiver.arrivals.clear();
     const rate = settings.webhookRate;
+    const rateMeter = new CpuMeter(
+      new Map([
+        ['api', deps.apiPid],
+        ['worker', worker!.pid],
+        ...storagePids(BENCH_REDIS_URL),
+        ['receiver', process.pid],
+      ]),
+    );
     await paced(rate, settings.webhookSeconds, () => postCreate(apiUrl, tenant));
     const expected = Math.round(rate * settings.webhookSeconds);
     await receiver.waitFor(expected, 30_000);
+    const rateCpuUsPerDelivery = rateMeter.usPer(receiver.arrivals.size);
     const latency = summarize([...receiver.arrivals.values()].map((a) => a.at - a.sentAt));
     const missing = expected - receiver.arrivals.size;
 
@@ -301,6 +317,7 @@ export async function measureWebhooks(deps: {
       latency,
       bareLatency,
       missing,
+      rateCpuUsPerDelivery,
       cpuUsPerDelivery,
       bareCpuUsPerPost,
       warmPerSecond,
