@@ -247,6 +247,58 @@ export async function writeScript(
   ) as unknown as Promise<unknown[]>;
 }
 
+/** The round trips of a scriptTransaction after its first. */
+export interface Script {
+  /** Sends statements inside the open transaction, in one round trip; one result each. */
+  run(statements: readonly string[]): Promise<unknown[]>;
+  /**
+   * Sends statements, the COMMIT, then `after` (reads once it is committed), in one round
+   * trip; one result per statement of `after`. A script's work ends with it.
+   */
+  commit(statements: readonly string[], after?: readonly string[]): Promise<unknown[]>;
+}
+
+/**
+ * A transaction in a few round trips of several statements each, for work whose statements
+ * depend on what earlier ones read, on a pool made with multipleStatements: the first trip is
+ * `SET … READ COMMITTED; START TRANSACTION; …first`, and `work`, given the results of `first`,
+ * sends the rest through the Script, ending with its commit. A statement that fails, or
+ * `work` throwing, rolls the transaction back. Like writeScript it cannot tell "not stored"
+ * from "unknown" when the connection dies: only for writes that are idempotent and retried,
+ * or claims, which let go by themselves when their time runs out.
+ */
+export function scriptTransaction<T>(
+  db: Db,
+  timeoutMs: number,
+  first: readonly string[],
+  work: (results: unknown[], script: Script) => Promise<T>,
+): Promise<T> {
+  return onWriteConnection(db, timeoutMs, async (query) => {
+    // One result per statement; a query of one statement answers with its result alone.
+    const send = async (statements: readonly string[]): Promise<unknown[]> => {
+      const results = (await query(statements.join('; '))) as unknown;
+      return statements.length === 1 ? [results] : (results as unknown[]);
+    };
+    let committed = false;
+    const script: Script = {
+      run: (statements) => (statements.length === 0 ? Promise.resolve([]) : send(statements)),
+      commit: async (statements, after = []) => {
+        committed = true;
+        const results = await send([...statements, 'COMMIT', ...after]);
+        return results.slice(statements.length + 1);
+      },
+    };
+    const opened = await send([
+      'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
+      'START TRANSACTION',
+      ...first,
+    ]);
+    const result = await work(opened.slice(2), script);
+    if (!committed) throw new Error('a script transaction ended without its COMMIT');
+    return result;
+  });
+}
+
 /** What claimScript's statements came to. */
 export interface ClaimResults {
   /** The result of `lock`, the statement that found and locked the rows. */
@@ -256,12 +308,9 @@ export interface ClaimResults {
 }
 
 /**
- * A claim as one transaction in two round trips, on a pool made with multipleStatements:
+ * A claim as one transaction in two round trips (a scriptTransaction):
  * `SET … READ COMMITTED; START TRANSACTION; lock`, then `…statements; COMMIT; …after`, where
- * `then` writes the statements (and the reads after the COMMIT) from what `lock` found. A
- * statement that fails, or `then` throwing, rolls the transaction back. Like writeScript it
- * cannot tell "not stored" from "unknown" when the connection dies: only for claims, which
- * hold rows for a while and let go by themselves when that time runs out.
+ * `then` writes the statements (and the reads after the COMMIT) from what `lock` found.
  */
 export function claimScript(
   db: Db,
@@ -269,17 +318,9 @@ export function claimScript(
   lock: string,
   then: (locked: unknown) => { statements: readonly string[]; after?: readonly string[] },
 ): Promise<ClaimResults> {
-  return onWriteConnection(db, timeoutMs, async (query) => {
-    const opened = (await query(
-      ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'START TRANSACTION', lock].join('; '),
-    )) as unknown as unknown[];
-    const locked = opened[2];
+  return scriptTransaction(db, timeoutMs, [lock], async ([locked], script) => {
     const { statements, after = [] } = then(locked);
-    const parts = [...statements, 'COMMIT', ...after];
-    const results = (await query(parts.join('; '))) as unknown;
-    // A query of one statement answers with its result, not with a list of one.
-    const list = parts.length === 1 ? [results] : (results as unknown[]);
-    return { locked, after: list.slice(statements.length + 1) };
+    return { locked, after: await script.commit(statements, after) };
   });
 }
 

@@ -2,9 +2,9 @@
 // per enabled endpoint that subscribed to the event's type, in the transaction that marks the
 // events dispatched. The Dispatcher (dispatcher.ts) runs it; deliveries are then the
 // DeliveryStore's.
-import { writeTransaction, type Db } from '../db.js';
+import { scriptTransaction, type Db } from '../db.js';
 import { newId } from '../lib/ids.js';
-import { sqlRow } from '../lib/sql-literal.js';
+import { sqlLiteral, sqlRow } from '../lib/sql-literal.js';
 import type { RunEventType } from '../runs/run-events.js';
 import { fromEndpointRow, subscribes, type Endpoint, type EndpointRow } from './endpoint-store.js';
 
@@ -20,6 +20,22 @@ export interface DispatchPass {
   endpoints: string[];
 }
 
+/** An event as a dispatch pass reads it. */
+interface EventRow {
+  id: number;
+  run_id: string;
+  organization_id: string;
+  seq: number;
+  type: RunEventType;
+}
+
+/**
+ * The first event any enabled endpoint is owed after (NULL: no endpoint anywhere; then nothing
+ * is owed, and events are left as they are: an endpoint made later is owed only what comes
+ * after it).
+ */
+const FLOOR = 'SELECT MIN(from_event_id) FROM webhook_endpoints WHERE enabled = 1';
+
 export class OutboxStore {
   constructor(
     private readonly db: Db,
@@ -29,38 +45,31 @@ export class OutboxStore {
   /**
    * Turns up to `batch` committed events not yet dispatched into deliveries, one per enabled
    * endpoint of the event's organization that subscribed to its type and was made before it,
-   * and marks the events dispatched, all in one transaction. Events are locked as they are
-   * read and skipped when another dispatcher holds them, so any number of workers dispatch
-   * at once. Returns how many events it took, how many deliveries it made and for which
+   * and marks the events dispatched, all in one transaction of three round trips (two when
+   * nothing is owed): the floor and the events, the endpoints, the writes and the COMMIT.
+   * Events are locked as they are read and skipped when another dispatcher holds them, so any
+   * number of workers dispatch at once. A pass whose COMMIT went unanswered may or may not
+   * have stored: either way the next pass finds what is left, and a delivery already made is
+   * kept as it is. Returns how many events it took, how many deliveries it made and for which
    * endpoints.
    */
   async dispatch(batch: number, now: Date): Promise<DispatchPass> {
-    const floor = await this.db('webhook_endpoints')
-      .where({ enabled: true })
-      .min({ floor: 'from_event_id' })
-      .first<{ floor: number | string | null }>();
-    // No endpoint anywhere: nothing is owed, and events are left as they are (an endpoint made
-    // later is owed only what comes after it).
-    if (floor?.floor === null || floor?.floor === undefined) {
-      return { subscribed: false, events: 0, made: 0, endpoints: [] };
-    }
-
-    return writeTransaction(
+    return scriptTransaction(
       this.db,
       this.writeTimeoutMs,
-      async (query) => {
-        const events = (await query(
-          `SELECT id, run_id, organization_id, seq, type FROM run_events
-          WHERE dispatched = 0 AND id > ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [Number(floor.floor), batch],
-        )) as unknown as Array<{
-          id: number;
-          run_id: string;
-          organization_id: string;
-          seq: number;
-          type: RunEventType;
-        }>;
-        if (events.length === 0) return { subscribed: true, events: 0, made: 0, endpoints: [] };
+      [
+        `SELECT (${FLOOR}) AS floor`,
+        `SELECT id, run_id, organization_id, seq, type FROM run_events
+          WHERE dispatched = 0 AND id > (${FLOOR}) ORDER BY id LIMIT ${Number(batch)}
+            FOR UPDATE SKIP LOCKED`,
+      ],
+      async ([floorRows, eventRows], script) => {
+        const subscribed = (floorRows as Array<{ floor: unknown }>)[0]?.floor != null;
+        const events = eventRows as EventRow[];
+        if (events.length === 0) {
+          await script.commit([]);
+          return { subscribed, events: 0, made: 0, endpoints: [] };
+        }
 
         const orgs = [...new Set(events.map((e) => e.organization_id))];
         // Locking the endpoints read: a turn disabling one (a 410, or failing too long) fails
@@ -68,11 +77,10 @@ export class OutboxStore {
         // still reads enabled, and its new delivery, inserted after that transaction failed
         // the owed ones, would stay pending for good. Locked, the pass waits for the disable
         // and sees it, or the disable waits for the pass and fails its deliveries too.
-        const endpointRows = (await query(
-          `SELECT * FROM webhook_endpoints WHERE enabled = 1 AND organization_id IN (?)
-            LOCK IN SHARE MODE`,
-          [orgs],
-        )) as unknown as Array<EndpointRow>;
+        const [endpointRows] = (await script.run([
+          `SELECT * FROM webhook_endpoints WHERE enabled = 1
+              AND organization_id IN (${orgs.map(sqlLiteral).join(', ')}) LOCK IN SHARE MODE`,
+        ])) as [EndpointRow[]];
         const byOrg = new Map<string, Endpoint[]>();
         for (const endpoint of endpointRows.map(fromEndpointRow)) {
           byOrg.set(endpoint.organizationId, [
@@ -106,26 +114,23 @@ export class OutboxStore {
             endpoints.add(endpoint.id);
           }
         }
-        if (values.length > 0) {
-          // A delivery already made for an endpoint and event is kept as it is.
-          await query(
-            `INSERT INTO webhook_deliveries
+        // A delivery already made for an endpoint and event is kept as it is.
+        const insert = `INSERT INTO webhook_deliveries
              (id, organization_id, endpoint_id, event_id, run_id, event_seq, event_type, status,
               next_attempt_at, created_at)
-           VALUES ${values.join(', ')} ON DUPLICATE KEY UPDATE seq = seq`,
-          );
-        }
-        await query('UPDATE run_events SET dispatched = 1 WHERE id IN (?)', [
-          events.map((e) => e.id),
+           VALUES ${values.join(', ')} ON DUPLICATE KEY UPDATE seq = seq`;
+        await script.commit([
+          ...(values.length > 0 ? [insert] : []),
+          `UPDATE run_events SET dispatched = 1
+            WHERE id IN (${events.map((e) => Number(e.id)).join(', ')})`,
         ]);
         return {
-          subscribed: true,
+          subscribed,
           events: events.length,
           made: values.length,
           endpoints: [...endpoints],
         };
       },
-      { readCommitted: true },
     );
   }
 }
