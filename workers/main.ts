@@ -71,9 +71,16 @@ const deliverer = new Deliverer(
   config.webhooks,
   log,
 );
+// The turns a pass owes go to BullMQ, and to this process's own turns of those endpoints, if
+// any is being worked: such a turn takes the new deliveries at once instead of ending first.
 const dispatcher = new Dispatcher(
   new OutboxStore(db, config.writeTimeoutMs),
-  deliveryJobs,
+  {
+    enqueue: (turns, options) => {
+      deliverer.dispatched(turns.map((turn) => turn.endpointId));
+      return deliveryJobs.enqueue(turns, options);
+    },
+  },
   config.webhooks.dispatchIntervalMs,
   log,
 );

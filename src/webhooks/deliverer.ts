@@ -103,32 +103,72 @@ export class Deliverer {
   ) {}
 
   /**
+   * Turns being worked in this process, by endpoint: each hears when this process's
+   * dispatcher has just made deliveries for its endpoint (`more`).
+   */
+  private readonly working = new Map<string, Set<{ more: boolean }>>();
+
+  /**
+   * This process's dispatcher made deliveries for these endpoints (and asked for their turns):
+   * a turn of one of them being worked here takes them after the batch it is sending, instead
+   * of ending and leaving them to the next turn (which BullMQ starts only once this one ends).
+   */
+  dispatched(endpointIds: readonly string[]): void {
+    for (const id of endpointIds) {
+      for (const turn of this.working.get(id) ?? []) turn.more = true;
+    }
+  }
+
+  /**
    * One turn of the endpoint's: batches in a pipeline, each claimed while the one before it is
    * sent and recorded while the one after it is sent, so MySQL's work and the receiver's
-   * overlap. The next batch is claimed only while batches come back full and all delivered; a
-   * receiver that fails waits out its backoff instead. `stopping`: the process is shutting
-   * down; send no more.
+   * overlap. The next batch is claimed only while batches come back full (or more was
+   * dispatched meanwhile) and all delivered; a receiver that fails waits out its backoff
+   * instead. `stopping`: the process is shutting down; send no more.
    */
   async turn(endpointId: string, stopping: () => boolean = () => false): Promise<TurnSummary> {
+    const state = { more: false };
+    const working = this.working.get(endpointId) ?? new Set();
+    this.working.set(endpointId, working.add(state));
+    try {
+      return await this.work(endpointId, state, stopping);
+    } finally {
+      working.delete(state);
+      if (working.size === 0) this.working.delete(endpointId);
+    }
+  }
+
+  private async work(
+    endpointId: string,
+    state: { more: boolean },
+    stopping: () => boolean,
+  ): Promise<TurnSummary> {
     const summary: TurnSummary = { attempted: 0, outcomes: {} };
-    let claimed: Promise<Claim> | undefined = handled(this.claim(endpointId));
+    // A claim sees every delivery committed before it began: what was dispatched before now
+    // needs no claim after this one.
+    const claim = () => {
+      state.more = false;
+      return handled(this.claim(endpointId));
+    };
+    let claimed: Promise<Claim> | undefined = claim();
     let recording: Promise<TurnRecord> | undefined;
     for (let batch = 0; claimed; batch++) {
       const batchClaim: Claim = await claimed;
       const { contexts, until } = batchClaim;
       if (contexts.length === 0) break;
-      claimed =
-        contexts.length === BATCH_DELIVERIES && batch + 1 < TURN_BATCHES && !stopping()
-          ? handled(this.claim(endpointId))
-          : undefined;
+      const another = () => batch + 1 < TURN_BATCHES && !stopping();
+      claimed = contexts.length === BATCH_DELIVERIES && another() ? claim() : undefined;
       const sent = await this.send(batchClaim, stopping);
       await this.store.release(sent.unsent, until);
       summary.attempted += sent.attempts.length;
+      const clean = sent.unsent.length === 0 && sent.outcomes.every((o) => o === 'delivered');
+      // Deliveries made while this batch went out: this turn takes them now.
+      if (!claimed && clean && state.more && another()) claimed = claim();
       // Records go one at a time, in order: a batch's after the one before it. Only the last
       // one of the turn reads when the endpoint's next turn is due.
       await recording;
       recording = handled(this.record(endpointId, sent, summary, !claimed));
-      if (claimed && (sent.unsent.length > 0 || sent.outcomes.some((o) => o !== 'delivered'))) {
+      if (claimed && !clean) {
         // A receiver that fails or is slow gets no more this turn: what was claimed goes back.
         const extra: Claim = await claimed;
         await this.store.release(
