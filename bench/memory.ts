@@ -6,7 +6,7 @@
 //   the median of the first measured phase after the warm-up: a leak lifts them all. Only
 //   phases that load the API are sampled: an idle API keeps whatever size its last load left.
 import { rssMiB } from './processes.js';
-import { percentile, round } from './stats.js';
+import { maximum, percentile, round } from './stats.js';
 
 export interface MemorySample {
   label: string;
@@ -69,7 +69,7 @@ export class MemoryTracker {
         phase,
         samples: values.length,
         medianMiB: round(percentile(values, 50), 1),
-        maxMiB: round(Math.max(...values), 1),
+        maxMiB: round(maximum(values), 1),
       }));
   }
 
