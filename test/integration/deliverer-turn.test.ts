@@ -13,9 +13,8 @@ import { RedisConnections } from '../../src/queue.js';
 import { Deliverer } from '../../src/webhooks/deliverer.js';
 import { DeliveryStore } from '../../src/webhooks/delivery-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
-import { newSecret } from '../../src/webhooks/signing.js';
 import { testConfig } from '../support/env.js';
-import { createTenant, type Tenant } from '../support/fixtures.js';
+import { createTenant, insertEndpoint, type Tenant } from '../support/fixtures.js';
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 
@@ -96,19 +95,7 @@ describe('an endpoint turn in its process', () => {
   beforeEach(async () => {
     receiver = new HeldReceiver();
     const url = await receiver.listen();
-    endpointId = newId();
-    const [[newest]] = (await testDb().raw(
-      'SELECT COALESCE(MAX(id), 0) AS last FROM run_events',
-    )) as [[{ last: number }]];
-    await testDb()('webhook_endpoints').insert({
-      id: endpointId,
-      organization_id: tenant.orgId,
-      url,
-      secret: newSecret(),
-      enabled: 1,
-      created_at: new Date(),
-      from_event_id: newest!.last,
-    });
+    endpointId = await insertEndpoint(testDb(), tenant, url);
   });
 
   afterEach(async () => {

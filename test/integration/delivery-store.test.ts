@@ -8,9 +8,8 @@ import { newId } from '../../src/lib/ids.js';
 import { DeliveryStore, failOwedTo, type TurnAttempt } from '../../src/webhooks/delivery-store.js';
 import { disableEndpoint } from '../../src/webhooks/endpoint-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
-import { newSecret } from '../../src/webhooks/signing.js';
 import { testConfig } from '../support/env.js';
-import { createTenant, type Tenant } from '../support/fixtures.js';
+import { createTenant, insertEndpoint, type Tenant } from '../support/fixtures.js';
 import { testDb } from '../support/root-hooks.js';
 import { sleep } from '../support/wait.js';
 
@@ -30,19 +29,7 @@ describe('webhook deliveries in MySQL: a turn claims and records', () => {
   after(() => db.destroy());
 
   beforeEach(async () => {
-    endpointId = newId();
-    const [[newest]] = (await testDb().raw(
-      'SELECT COALESCE(MAX(id), 0) AS last FROM run_events',
-    )) as [[{ last: number }]];
-    await testDb()('webhook_endpoints').insert({
-      id: endpointId,
-      organization_id: tenant.orgId,
-      url: 'https://hooks.example.com/store',
-      secret: newSecret(),
-      enabled: 1,
-      created_at: new Date(),
-      from_event_id: newest!.last,
-    });
+    endpointId = await insertEndpoint(testDb(), tenant, 'https://hooks.example.com/store');
   });
 
   afterEach(async () => {

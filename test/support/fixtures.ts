@@ -5,6 +5,8 @@ import type { Db } from '../../src/db.js';
 import { createOrganization } from '../../src/organizations.js';
 import type { Template, TemplateDefinition } from '../../src/templates/template.js';
 import { TemplateStore } from '../../src/templates/template-store.js';
+import { newId } from '../../src/lib/ids.js';
+import { newSecret } from '../../src/webhooks/signing.js';
 
 export const TWO_STEP_TEMPLATE: TemplateDefinition = {
   name: 'Purchase request',
@@ -62,4 +64,25 @@ export async function createKey(
 ): Promise<{ id: string; key: string; prefix: string }> {
   const made = await new KeyStore(db, 0).create(orgId, options.name ?? 'test', options);
   return { id: made.id, key: made.key, prefix: made.key_prefix };
+}
+
+/**
+ * An enabled webhook endpoint of the tenant's, made straight in MySQL as the service stores one
+ * (owed every event after the newest committed so far); returns its id.
+ */
+export async function insertEndpoint(db: Db, tenant: Tenant, url: string): Promise<string> {
+  const id = newId();
+  const [[newest]] = (await db.raw('SELECT COALESCE(MAX(id), 0) AS last FROM run_events')) as [
+    [{ last: number }],
+  ];
+  await db('webhook_endpoints').insert({
+    id,
+    organization_id: tenant.orgId,
+    url,
+    secret: newSecret(),
+    enabled: 1,
+    created_at: new Date(),
+    from_event_id: newest!.last,
+  });
+  return id;
 }
