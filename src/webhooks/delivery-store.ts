@@ -152,7 +152,10 @@ const LOGGED_COLUMNS = [
  * only where the delivery is still in the round and at the attempt the turn claimed (a
  * redelivery, or a claim that ran out and was taken by another turn, moved it on). One
  * statement of each kind joined to a table of values, not two statements per attempt: MySQL
- * parses and plans three statements for a batch of 128.
+ * parses and plans three statements for a batch of 128. Each names the deliveries by primary
+ * key as well: joined only to the table of values, MariaDB may read the whole deliveries table
+ * instead (it did on a table of a few rows), and that UPDATE locked every row it read, so a
+ * claim running beside the record skipped deliveries that were not the record's.
  */
 function recordStatements(attempts: readonly TurnAttempt[]): string[] {
   const seqs = attempts.map((a) => sqlLiteral(Number(a.delivery.seq))).join(', ');
@@ -184,12 +187,14 @@ function recordStatements(attempts: readonly TurnAttempt[]): string[] {
        (delivery_id, round, attempted_at, status_code, latency_ms, response_body, error)
      SELECT d.id, d.round, v.at, v.status_code, v.latency_ms, v.response_body, v.error
        FROM ${valuesTable(LOGGED_COLUMNS, logged)} AS v
-       JOIN webhook_deliveries d ON ${claimed}`,
+       JOIN webhook_deliveries d ON ${claimed}
+      WHERE d.seq IN (${seqs})`,
     `UPDATE webhook_deliveries d JOIN ${valuesTable(RECORDED_COLUMNS, recorded)} AS v ON ${claimed}
         SET d.attempts = d.attempts + 1, d.status = v.status,
             d.next_attempt_at = v.next_attempt_at, d.locked_until = NULL,
             d.last_attempt_at = v.at, d.last_status_code = v.status_code,
-            d.last_error = v.error, d.delivered_at = v.delivered_at`,
+            d.last_error = v.error, d.delivered_at = v.delivered_at
+      WHERE d.seq IN (${seqs})`,
   ];
 }
 
