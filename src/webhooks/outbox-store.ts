@@ -58,9 +58,10 @@ export class OutboxStore {
       this.db,
       this.writeTimeoutMs,
       [
-        `SELECT (${FLOOR}) AS floor`,
+        // The floor read once, kept in a variable of the connection for the events' read.
+        `SELECT @wrs_dispatch_floor := (${FLOOR}) AS floor`,
         `SELECT id, run_id, organization_id, seq, type FROM run_events
-          WHERE dispatched = 0 AND id > (${FLOOR}) ORDER BY id LIMIT ${Number(batch)}
+          WHERE dispatched = 0 AND id > @wrs_dispatch_floor ORDER BY id LIMIT ${Number(batch)}
             FOR UPDATE SKIP LOCKED`,
       ],
       async ([floorRows, eventRows], script) => {
