@@ -14,7 +14,7 @@ import { Deliverer } from '../../src/webhooks/deliverer.js';
 import { DeliveryStore } from '../../src/webhooks/delivery-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
 import { testConfig } from '../support/env.js';
-import { createTenant, insertEndpoint, type Tenant } from '../support/fixtures.js';
+import { createTenant, insertEndpoint, insertRunEvents, type Tenant } from '../support/fixtures.js';
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 
@@ -105,14 +105,7 @@ describe('an endpoint turn in its process', () => {
 
   /** Commits a run's first event and relays it: one delivery owed to the endpoint. */
   async function owe(runId: string): Promise<void> {
-    await testDb()('run_events').insert({
-      run_id: runId,
-      organization_id: tenant.orgId,
-      seq: 1,
-      type: 'run.created',
-      at: new Date(),
-      data: JSON.stringify({ workflowName: 'Turn' }),
-    });
+    await insertRunEvents(testDb(), tenant, { [runId]: ['run.created'] }, 'Turn');
     const pass = await outbox.dispatch(1000, new Date());
     expect(pass.endpoints).to.deep.equal([endpointId]);
   }

@@ -9,7 +9,7 @@ import { DeliveryStore, failOwedTo, type TurnAttempt } from '../../src/webhooks/
 import { disableEndpoint } from '../../src/webhooks/endpoint-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
 import { testConfig } from '../support/env.js';
-import { createTenant, insertEndpoint, type Tenant } from '../support/fixtures.js';
+import { createTenant, insertEndpoint, insertRunEvents, type Tenant } from '../support/fixtures.js';
 import { testDb } from '../support/root-hooks.js';
 import { sleep } from '../support/wait.js';
 
@@ -38,19 +38,7 @@ describe('webhook deliveries in MySQL: a turn claims and records', () => {
 
   /** Commits events for runs (each run's events seq 1, 2, …) and relays them. */
   async function owe(runs: Record<string, string[]>): Promise<void> {
-    const at = new Date();
-    await testDb()('run_events').insert(
-      Object.entries(runs).flatMap(([runId, types]) =>
-        types.map((type, i) => ({
-          run_id: runId,
-          organization_id: tenant.orgId,
-          seq: i + 1,
-          type,
-          at,
-          data: JSON.stringify(i === 0 ? { workflowName: 'Store' } : {}),
-        })),
-      ),
-    );
+    await insertRunEvents(testDb(), tenant, runs, 'Store');
     await new OutboxStore(db, 10_000).dispatch(1000, new Date());
   }
 
@@ -166,14 +154,7 @@ describe('webhook deliveries in MySQL: a turn claims and records', () => {
 
   it('makes no delivery for an endpoint a turn is disabling: the relay waits for the disable', async () => {
     const runId = newId();
-    await testDb()('run_events').insert({
-      run_id: runId,
-      organization_id: tenant.orgId,
-      seq: 1,
-      type: 'run.created',
-      at: new Date(),
-      data: JSON.stringify({ workflowName: 'Store' }),
-    });
+    await insertRunEvents(testDb(), tenant, { [runId]: ['run.created'] }, 'Store');
     // A record that disables the endpoint (a 410), as recordTurn writes it: the endpoint, then
     // everything owed to it failed; the relay runs before that transaction commits.
     let relay: Promise<unknown> | undefined;

@@ -86,3 +86,28 @@ export async function insertEndpoint(db: Db, tenant: Tenant, url: string): Promi
   });
   return id;
 }
+
+/**
+ * Run events made straight in MySQL as the service commits them: each run's types as its
+ * events seq 1, 2, …, the first naming the workflow.
+ */
+export async function insertRunEvents(
+  db: Db,
+  tenant: Tenant,
+  runs: Record<string, readonly string[]>,
+  workflowName: string,
+): Promise<void> {
+  const at = new Date();
+  await db('run_events').insert(
+    Object.entries(runs).flatMap(([runId, types]) =>
+      types.map((type, i) => ({
+        run_id: runId,
+        organization_id: tenant.orgId,
+        seq: i + 1,
+        type,
+        at,
+        data: JSON.stringify(i === 0 ? { workflowName } : {}),
+      })),
+    ),
+  );
+}
