@@ -6,6 +6,7 @@ import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import type { SteadyPhaseResult, SteadyRound } from './phases/steady-state.js';
+import type { FloorPhaseResult } from './phases/write-floor.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
@@ -47,6 +48,7 @@ export interface Figures {
   worker?: WorkerPhaseResult;
   e2e?: E2ePhaseResult;
   steady?: SteadyPhaseResult;
+  floor?: FloorPhaseResult;
   list?: ListPhaseResult;
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
@@ -309,6 +311,8 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       createUs !== undefined && startUs !== undefined ? { createUs, startUs } : undefined;
     rows.push(...steadyRows(f.steady, target, batched));
   }
+
+  if (f.floor) rows.push(...floorRows(f.floor, f.steady?.median.service));
 
   if (f.webhooks) {
     const w = f.webhooks;
@@ -694,6 +698,46 @@ function steadyRows(
     service: fmt(total(service), 0),
     baseline: peer ? fmt(total(peer), 0) : '',
     ratio: peer ? fmt(ratio(total(service), total(peer)), 2) : '',
+    target: '(reported)',
+    result: '',
+  });
+  return rows;
+}
+
+/**
+ * The write floor's rows: MariaDB's CPU per run created and started by the service's writes
+ * alone, per batch sizes, beside the steady state's when both ran; and the machine's yardstick.
+ */
+function floorRows(floor: FloorPhaseResult, steady?: SteadyRound): Row[] {
+  const sizes = floor.rows.map((r) => `${r.creates}/${r.starts}`).join(', ');
+  const rows: Row[] = [
+    {
+      measure: `write floor: MariaDB CPU µs per run created and started, the service's writes alone, creates/starts per transaction ${sizes}`,
+      service: floor.rows.map((r) => fmt(r.mariadbUsPerRun, 0)).join(' / '),
+      baseline: '',
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    },
+  ];
+  // The steady flow's batch sizes: about 12 creates and 24 starts a transaction.
+  const flow = floor.rows.find((r) => r.creates === 12);
+  const mariadb = steady ? (steady.cpuUsPerRun.mariadbd ?? steady.cpuUsPerRun.mysqld) : undefined;
+  if (flow && mariadb !== undefined) {
+    rows.push(
+      compared(
+        "  steady state's MariaDB µs per run vs the floor at the steady flow's sizes (12/24)",
+        mariadb,
+        flow.mariadbUsPerRun,
+        0,
+      ),
+    );
+  }
+  rows.push({
+    measure: "  yardstick of the machine's state: MariaDB CPU µs per SELECT 1, back to back",
+    service: fmt(floor.selectOneUs, 0),
+    baseline: '',
+    ratio: '',
     target: '(reported)',
     result: '',
   });

@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,coldstart,worker,e2e,steady,list,webhooks,fairness,bulk,retention,stream,replica,
+// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,retention,stream,replica,
 // procs (some phases),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
@@ -16,8 +16,9 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { Db } from '../src/db.js';
+import { createDb, type Db } from '../src/db.js';
 import {
+  benchConfig,
   createBenchDatabase,
   createTenant,
   clearQueue,
@@ -37,6 +38,7 @@ import {
 import { measureCreateThroughput } from './phases/create-throughput.js';
 import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureSteadyState } from './phases/steady-state.js';
+import { measureWriteFloor } from './phases/write-floor.js';
 import { measureBulk } from './phases/bulk.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
@@ -57,7 +59,7 @@ import {
   type BenchProcess,
 } from './processes.js';
 import { evaluate, formatTable, type Figures } from './report.js';
-import { FULL, LOG_DIR, PREFIXES, QUICK, serviceEnv } from './settings.js';
+import { BENCH_PREFIX, FULL, LOG_DIR, PREFIXES, QUICK, serviceEnv } from './settings.js';
 import { round } from './stats.js';
 
 const settings = process.argv.includes('--quick') ? QUICK : FULL;
@@ -77,6 +79,7 @@ const runs = (
     | 'worker'
     | 'e2e'
     | 'steady'
+    | 'floor'
     | 'list'
     | 'webhooks'
     | 'fairness'
@@ -317,6 +320,27 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     }
 
     await peer?.proc.stop();
+
+    if (runs('floor')) {
+      log(
+        `\n[3c/5] write floor: the service's writes of runs created and started, alone, by batch size (t=${elapsed()} s)`,
+      );
+      // A pool that allows several statements a query, as the API's batch pool and a worker's.
+      const pool = createDb({ ...benchConfig(BENCH_PREFIX), dbPoolMax: 2 }, undefined, {
+        multipleStatements: true,
+      });
+      try {
+        figures.floor = await measureWriteFloor({
+          db,
+          pool,
+          tenant,
+          runsPerSize: settings.floorRuns,
+          log,
+        });
+      } finally {
+        await pool.destroy();
+      }
+    }
 
     if (runs('list')) {
       log(

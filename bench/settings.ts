@@ -66,6 +66,8 @@ export interface BenchSettings {
   coldRounds: number;
   coldSeconds: number;
   coldEchoSeconds: number;
+  /** Runs created and started by the write floor phase at each batch size. */
+  floorRuns: number;
 }
 
 export const FULL: BenchSettings = {
@@ -101,6 +103,7 @@ export const FULL: BenchSettings = {
   coldRounds: 3,
   coldSeconds: 8,
   coldEchoSeconds: 2,
+  floorRuns: 12_000,
 };
 
 export const QUICK: BenchSettings = {
@@ -136,6 +139,7 @@ export const QUICK: BenchSettings = {
   coldRounds: 3,
   coldSeconds: 8,
   coldEchoSeconds: 2,
+  floorRuns: 4_000,
 };
 
 const mysqlBase = new URL(
