@@ -131,6 +131,13 @@ export function postgresTicks(): TickReader | undefined {
   };
 }
 
+/** CPU figures by process as a log line shows them: `api 312, mariadbd 120, …`. */
+export function cpuList(us: Record<string, number>): string {
+  return Object.entries(us)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
+}
+
 export class CpuMeter {
   private readonly readers: Map<string, TickReader>;
   private readonly start: Map<string, number>;

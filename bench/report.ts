@@ -6,7 +6,7 @@ import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
 import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import type { SteadyPhaseResult, SteadyRound } from './phases/steady-state.js';
-import type { FloorPhaseResult } from './phases/write-floor.js';
+import { FLOW_SIZES, type FloorPhaseResult } from './phases/write-floor.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
@@ -720,13 +720,13 @@ function floorRows(floor: FloorPhaseResult, steady?: SteadyRound): Row[] {
       result: '',
     },
   ];
-  // The steady flow's batch sizes: about 12 creates and 24 starts a transaction.
-  const flow = floor.rows.find((r) => r.creates === 12);
+  const [creates, starts] = FLOW_SIZES;
+  const flow = floor.rows.find((r) => r.creates === creates && r.starts === starts);
   const mariadb = steady ? (steady.cpuUsPerRun.mariadbd ?? steady.cpuUsPerRun.mysqld) : undefined;
   if (flow && mariadb !== undefined) {
     rows.push(
       compared(
-        "  steady state's MariaDB µs per run vs the floor at the steady flow's sizes (12/24)",
+        `  steady state's MariaDB µs per run vs the floor at the steady flow's sizes (${creates}/${starts})`,
         mariadb,
         flow.mariadbUsPerRun,
         0,

@@ -58,6 +58,7 @@ import {
   waitForHttp,
   type BenchProcess,
 } from './processes.js';
+import { cpuList } from './cpu.js';
 import { evaluate, formatTable, type Figures } from './report.js';
 import { BENCH_PREFIX, FULL, LOG_DIR, PREFIXES, QUICK, serviceEnv } from './settings.js';
 import { round } from './stats.js';
@@ -379,11 +380,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       memory.enterPhase(undefined);
       const w = figures.webhooks;
       log(
-        `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing; CPU µs/delivery ${Object.entries(
-          w.rateCpuUsPerDelivery,
-        )
-          .map(([name, us]) => `${name} ${us}`)
-          .join(', ')}`,
+        `  change → receipt p50 ${w.latency.p50} ms p99 ${w.latency.p99} ms (bare POST p50 ${w.bareLatency.p50} ms p99 ${w.bareLatency.p99} ms); ${w.missing} missing; CPU µs/delivery ${cpuList(w.rateCpuUsPerDelivery)}`,
       );
       memory.sample('after webhook phase');
     }

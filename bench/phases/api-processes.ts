@@ -3,7 +3,14 @@
 // side by side (the idle one costs nothing), so the machine's noise falls on both. Same load
 // as the create phase: the same body and key, the same connections, no worker running.
 import type { Db } from '../../src/db.js';
-import { CpuMeter, storagePids, processTicks, processTreeTicks, type TickReader } from '../cpu.js';
+import {
+  CpuMeter,
+  cpuList,
+  storagePids,
+  processTicks,
+  processTreeTicks,
+  type TickReader,
+} from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { RequestChild } from '../processes.js';
@@ -72,9 +79,7 @@ export async function measureApiProcesses(deps: ProcsPhaseDeps): Promise<ProcsPh
       const result = await load(processes, settings.createSeconds);
       const cpuUsPerRequest = meter.usPer(result.ok);
       rounds.push({ processes, result, cpuUsPerRequest });
-      const cpu = Object.entries(cpuUsPerRequest)
-        .map(([name, us]) => `${name} ${us}`)
-        .join(', ');
+      const cpu = cpuList(cpuUsPerRequest);
       deps.log(
         `  round ${i + 1} ${processes} API process${processes === 1 ? ' ' : 'es'} ${result.requestsPerSecond
           .toFixed(0)

@@ -3,7 +3,14 @@
 // turns, so that the noise of a shared machine falls on all of them. Every round is kept (its
 // p99 is a target of its own); the best round of each target gives the throughput figures.
 import type { Db } from '../../src/db.js';
-import { CpuMeter, storagePids, postgresTicks, processTicks, type TickReader } from '../cpu.js';
+import {
+  CpuMeter,
+  cpuList,
+  storagePids,
+  postgresTicks,
+  processTicks,
+  type TickReader,
+} from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import type { MemoryTracker } from '../memory.js';
@@ -111,9 +118,7 @@ export async function measureCreateThroughput(deps: CreatePhaseDeps): Promise<Cr
         results[target] = await measured(target, settings.createSeconds);
         deps.memory.enterPhase(undefined);
         const r = results[target]!;
-        const cpu = Object.entries(r.cpuUsPerRequest)
-          .map(([name, us]) => `${name} ${us}`)
-          .join(', ');
+        const cpu = cpuList(r.cpuUsPerRequest);
         deps.log(
           `  round ${round + 1} ${target.padEnd(7)} ${r.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
             `  p50 ${r.p50} ms  p90 ${r.p90} ms  p99 ${r.p99} ms  max ${r.max} ms` +

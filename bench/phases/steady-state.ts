@@ -12,7 +12,14 @@
 // the system from the round's start to the end of its drain, per run created and started.
 import type { Db } from '../../src/db.js';
 import { countPending } from '../backlog.js';
-import { CpuMeter, storagePids, postgresTicks, processTicks, type TickReader } from '../cpu.js';
+import {
+  CpuMeter,
+  cpuList,
+  storagePids,
+  postgresTicks,
+  processTicks,
+  type TickReader,
+} from '../cpu.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
@@ -181,9 +188,7 @@ export async function measureSteadyState(deps: {
             `  (creates ${r.load.requestsPerSecond.toFixed(0)}/s, p99 ${r.load.p99} ms, backlog at end ${r.backlogAtEnd},` +
             ` drained in ${r.drainSeconds} s, errors ${r.load.errors + r.load.timeouts + r.load.non2xx};` +
             `${r.commitsPerRun !== undefined ? ` MariaDB commits per run ${r.commitsPerRun};` : ''}` +
-            ` CPU µs/run: ${Object.entries(r.cpuUsPerRun)
-              .map(([name, us]) => `${name} ${us}`)
-              .join(', ')})`,
+            ` CPU µs/run: ${cpuList(r.cpuUsPerRun)})`,
         );
       }
       rounds.push(results);

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import type { Db } from '../../src/db.js';
 import { barePost, inPool } from '../bare-post.js';
 import type { BareOptions, BareResult } from '../bare-poster.js';
-import { CpuMeter, storagePids } from '../cpu.js';
+import { CpuMeter, cpuList, storagePids } from '../cpu.js';
 import { createBody, type Tenant } from '../fixtures.js';
 import { RequestChild, startScript, sleep, waitForWorker } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
@@ -195,11 +195,7 @@ export async function measureWebhooks(deps: {
       const cpu = meter.usPer(receiver.arrivals.size);
       const perSecond = (receiver.arrivals.size * 1000) / (done - started);
       deps.log(
-        `  ${label}: ${receiver.arrivals.size} of ${backlog} deliveries in ${done - started} ms (${Math.round(perSecond)}/s); CPU µs/delivery ${Object.entries(
-          cpu,
-        )
-          .map(([name, us]) => `${name} ${us}`)
-          .join(', ')}`,
+        `  ${label}: ${receiver.arrivals.size} of ${backlog} deliveries in ${done - started} ms (${Math.round(perSecond)}/s); CPU µs/delivery ${cpuList(cpu)}`,
       );
       deps.log(`    ${pace(receiver, started)}`);
       return { perSecond, cpu };

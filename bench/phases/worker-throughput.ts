@@ -7,7 +7,7 @@ import type { Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
 import { newRun } from '../../src/runs/run-state.js';
 import { countByStatus, countPending, seedBacklog } from '../backlog.js';
-import { CpuMeter, storagePids, postgresTicks, type TickReader } from '../cpu.js';
+import { CpuMeter, cpuList, storagePids, postgresTicks, type TickReader } from '../cpu.js';
 import { clearQueue, clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
 import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
 import { sleep, startScript } from '../processes.js';
@@ -159,9 +159,7 @@ export async function measureWorkerThroughput(deps: {
       deps.log(
         `  round ${i + 1} ${kind.padEnd(6)} ${String(r.runsPerSecond).padStart(6)} runs/s` +
           `  (${r.runs} runs seeded in ${r.seedSeconds} s, drained ${r.wallSeconds} s after process start;` +
-          ` CPU µs/run: ${Object.entries(r.cpuUsPerRun)
-            .map(([name, us]) => `${name} ${us}`)
-            .join(', ')})`,
+          ` CPU µs/run: ${cpuList(r.cpuUsPerRun)})`,
       );
     }
     rounds.push(result);

@@ -36,10 +36,16 @@ export interface FloorPhaseResult {
   selectOneUs: number;
 }
 
+/**
+ * The steady flow's creates and starts per transaction: about 0.11–0.12 transactions per run
+ * created and started in the steady phase.
+ */
+export const FLOW_SIZES = [12, 24] as const;
+
 /** Creates per transaction and starts per transaction, from a trickle to a backlog's. */
 export const FLOOR_SIZES: ReadonlyArray<readonly [number, number]> = [
   [4, 8],
-  [12, 24],
+  FLOW_SIZES,
   [32, 64],
   [250, 250],
 ];
