@@ -2,7 +2,6 @@
 // reconciler), or an operator with the admin CLI on the server. Run events and audit entries
 // carry one, so a history says who did what.
 import type { FromSchema } from 'json-schema-to-ts';
-import type { Principal } from '../auth/key-store.js';
 
 /** Embedded (no $id) in the schemas that show an actor: run history, audit entries. */
 export const ActorSchema = {
@@ -34,7 +33,7 @@ export const SYSTEM: Actor = { type: 'system' };
 export const ADMIN_CLI: Actor = { type: 'admin_cli' };
 
 /** The actor of a request: the key it came with. */
-export function actorOf(principal: Pick<Principal, 'keyId' | 'keyName'>): Actor {
+export function actorOf(principal: { keyId: string; keyName: string | null }): Actor {
   return principal.keyName === null
     ? { type: 'api_key', id: principal.keyId }
     : { type: 'api_key', id: principal.keyId, name: principal.keyName };

@@ -28,8 +28,8 @@ import {
   type ApiKeyRow,
   type KeyStore,
   type NewApiKey,
-  type Principal,
 } from './key-store.js';
+import type { Principal } from './principal.js';
 import { parseScopes, type Scope } from './scopes.js';
 
 /** A key as the list shows it: never its secret or hash; values it lacks left out. */

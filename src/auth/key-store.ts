@@ -20,19 +20,8 @@ import { newId } from '../lib/ids.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './api-keys.js';
 import { keyCreated, keyExpired, keyRevoked } from './key-audit.js';
 import type { KeyUsage } from './key-usage.js';
+import type { Principal } from './principal.js';
 import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
-
-/** Who a request comes from: a live key, its organization, and what it may do. */
-export interface Principal {
-  organizationId: string;
-  keyId: string;
-  keyName: string | null;
-  scopes: ReadonlySet<Scope>;
-  /** After this the key is refused (api_key_expired); checked on every request, never cached. */
-  expiresAt: Date | null;
-  /** The key as the actor of the changes it makes (run events, audit entries). */
-  actor: Actor;
-}
 
 /** A stored key as it is shown (never with its hash). */
 export interface ApiKeyRow {

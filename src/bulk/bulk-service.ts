@@ -2,7 +2,7 @@
 // one parameter, valid values), stored as a running bulk action with its audit entry in one
 // transaction, answered 202, and handed to the workers (src/jobs/bulk-action.ts). The work is
 // BulkRunner's; the reconciler gives a running action whose job Redis lost a job again.
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import type { BulkActionJobs } from '../jobs/bulk-action.js';

@@ -1,5 +1,5 @@
 import type { ParameterizedContext } from 'koa';
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import type { Deadline } from '../lib/deadline.js';
 

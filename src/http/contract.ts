@@ -7,7 +7,7 @@
 import type { Router } from '@koa/router';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Middleware } from 'koa';
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import { requireScope } from '../auth/require-api-key.js';
 import type { Scope } from '../auth/scopes.js';
 import { DomainError, pointer, type DomainErrorCode } from '../errors.js';

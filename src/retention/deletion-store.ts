@@ -13,7 +13,7 @@ import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import { actorJson, type Actor } from '../audit/actor.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
 import type { RunEventData } from '../runs/run-events.js';
-import type { RunStatus } from '../runs/run-record.js';
+import type { RunStatus } from '../runs/run-status.js';
 
 /** What is left of a run deleted by the API: what its run.deleted event says. */
 export interface DeletedRun {

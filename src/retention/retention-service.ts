@@ -1,6 +1,6 @@
 // Deleting a run on request, and the organization's settings, behind thin routes. Every call is
 // scoped to the caller's organization: another organization's run is not found.
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import { DomainError } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { beginWrite, type WriteGate } from '../lib/deadline.js';

@@ -9,7 +9,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { data, text, time } from '../lib/event-data-schema.js';
 import { parseActor, type Actor } from '../audit/actor.js';
-import { RUN_STATUSES } from './run-record.js';
+import { RUN_STATUSES } from './run-status.js';
 
 export const RUN_EVENT_TYPES = [
   'run.created',

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { DomainError, pointer } from '../errors.js';
 import { LABEL_FILTER_SCHEMA, parseLabelFilter } from './run-labels.js';
 import type { RunFilter } from './run-list.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from './run-status.js';
 
 const dateTime = { type: 'string', format: 'date-time' } as const;
 

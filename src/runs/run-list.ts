@@ -2,7 +2,7 @@
 import type { Db } from '../db.js';
 import type { RunRow } from './run-columns.js';
 import type { LabelMatch } from './run-labels.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from './run-status.js';
 
 /** Filters of the runs list; all optional, all combined. */
 export interface RunFilter {

@@ -4,10 +4,7 @@
 import type { TemplatePage } from '../templates/template.js';
 import type { Actor } from '../audit/actor.js';
 import type { RunEvent } from './run-events.js';
-
-export const RUN_STATUSES = ['pending', 'active', 'completed', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export type StepStatus = 'waiting' | 'active' | 'completed' | 'cancelled';
+import { isOpen, type RunStatus, type StepStatus } from './run-status.js';
 
 export interface StepState {
   name: string;
@@ -74,11 +71,6 @@ export interface RunRecord {
    * from MySQL. Whoever stores the record stores these with it.
    */
   events: RunEvent[];
-}
-
-/** True while the run can still change by itself or be moved on (not ended). */
-export function isOpen(status: RunStatus): boolean {
-  return status === 'pending' || status === 'active';
 }
 
 /** True when the run holds a change no worker has applied yet. */

@@ -6,7 +6,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from './run-status.js';
 import { runFilterProperties } from './run-filter.js';
 import { LABELS_SCHEMA } from './run-labels.js';
 

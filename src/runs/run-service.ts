@@ -13,7 +13,7 @@ import { resourceJson } from './run-views.js';
 import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import { templateNames, type Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';

@@ -12,12 +12,11 @@ import type { NewRunEvent, RunEvent, RunEventData } from './run-events.js';
 import {
   RunStateError,
   hasPendingChange,
-  isOpen,
   type RunDocument,
   type RunRecord,
-  type RunStatus,
   type StepState,
 } from './run-record.js';
+import { isOpen, type RunStatus } from './run-status.js';
 
 /** The record with events appended, numbered after the run's latest, made by `actor`. */
 function withEvents(

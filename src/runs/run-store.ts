@@ -32,7 +32,8 @@ import {
   type AppliedChange,
 } from './run-sql.js';
 import { failRun } from './run-state.js';
-import { RunStateError, isOpen, type RunRecord } from './run-record.js';
+import { RunStateError, type RunRecord } from './run-record.js';
+import { isOpen } from './run-status.js';
 
 /**
  * New runs not stored because a template they were made from changed (a new version saved,

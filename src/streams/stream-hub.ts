@@ -11,7 +11,7 @@
 // shutdown every stream is ended, and a client resumes elsewhere with Last-Event-ID.
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import type { StreamConfig } from '../config.js';
 import { DomainError } from '../errors.js';
 import { throttledWarn } from '../lib/process.js';

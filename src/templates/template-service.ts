@@ -2,7 +2,7 @@
 // creating a template, saving a new version of it guarded by the version the caller read,
 // reading one version or the list of them, archiving and restoring. Every call is scoped to the
 // caller's organization: another organization's template is not found.
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, beginWrite, type WriteGate } from '../lib/deadline.js';

@@ -3,7 +3,7 @@
 // redelivery. Every call is scoped to the caller's organization: another organization's ids
 // are not found.
 import type { NewAuditEntry } from '../audit/audit-events.js';
-import type { Principal } from '../auth/key-store.js';
+import type { Principal } from '../auth/principal.js';
 import type { WebhookConfig } from '../config.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
