@@ -7,6 +7,7 @@
 //   node scripts/import-cycles.mjs src workers   → exit 1 and the cycles, if there are any
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import process from 'node:process';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
@@ -99,8 +100,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const dirs = process.argv.slice(2);
   const cycles = findImportCycles(dirs.length > 0 ? dirs : ['src', 'workers']);
   if (cycles.length > 0) {
-    console.error(`import cycles (type imports included): ${cycles.length}`);
-    for (const files of cycles) console.error(`  ${files.length} files: ${files.join(' ↔ ')}`);
+    const lines = cycles.map((files) => `  ${files.length} files: ${files.join(' ↔ ')}\n`);
+    process.stderr.write(
+      `import cycles (type imports included): ${cycles.length}\n${lines.join('')}`,
+    );
     process.exit(1);
   }
 }
