@@ -22,13 +22,7 @@ import {
   type CreateApiKeyBody,
   type RollApiKeyBody,
 } from './key-schemas.js';
-import {
-  newApiKey,
-  rowOf,
-  type ApiKeyRow,
-  type KeyStore,
-  type NewApiKey,
-} from './key-store.js';
+import { newApiKey, rowOf, type ApiKeyRow, type KeyStore, type NewApiKey } from './key-store.js';
 import type { Principal } from './principal.js';
 import { parseScopes, type Scope } from './scopes.js';
 
