@@ -10,7 +10,8 @@ import { createDb, databaseName, knexConfig, type Db } from '../src/db.js';
 import { migrate } from '../src/migrate.js';
 import { createOrganization } from '../src/organizations.js';
 import { DEMO_TEMPLATE } from '../src/admin/demo-template.js';
-import type { Template, TemplateDefinition } from '../src/templates/template.js';
+import type { TemplateDefinition } from '../src/templates/definition/definition-types.js';
+import type { Template } from '../src/templates/template.js';
 import { TemplateStore } from '../src/templates/template-store.js';
 import { JOB_KINDS } from '../src/jobs/kinds.js';
 import {

@@ -11,6 +11,8 @@ import * as retention from './20261125020000_retention.js';
 import * as eventStream from './20261125030000_event_stream.js';
 import * as webhookTurns from './20261126000000_webhook_turns.js';
 import * as webhookOwedIndex from './20261127000000_webhook_owed_index.js';
+import * as organizationTimeZone from './20261127100000_organization_time_zone.js';
+import * as templateRules from './20261127110000_template_rules.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -28,6 +30,8 @@ const migrations: Record<string, Migration> = {
   '20261125030000_event_stream': eventStream,
   '20261126000000_webhook_turns': webhookTurns,
   '20261127000000_webhook_owed_index': webhookOwedIndex,
+  '20261127100000_organization_time_zone': organizationTimeZone,
+  '20261127110000_template_rules': templateRules,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -86,7 +86,14 @@ const runs = new RunStore(db, {
   onEventsCommitted: eventSignal.committed,
   reader,
 });
-const runService = new RunService(templates, runs, new RunNotifier(queues.get('applyRuns')), log);
+const settings = new SettingsStore(db, config.writeTimeoutMs);
+const runService = new RunService(
+  templates,
+  runs,
+  new RunNotifier(queues.get('applyRuns')),
+  log,
+  (organizationId) => settings.timeZone(organizationId),
+);
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookService = new WebhookService(
   new EndpointStore(db, config.writeTimeoutMs, reader),
@@ -121,7 +128,7 @@ const app = createApp({
   keyService: new KeyService(keys),
   retentionService: new RetentionService(
     new RunDeletionStore(db, config.writeTimeoutMs, eventSignal.committed),
-    new SettingsStore(db, config.writeTimeoutMs),
+    settings,
     config.retention.defaultDays,
   ),
   streams: { hub: streamHub, store: streamStore },

@@ -25,7 +25,7 @@ import { WebhookService } from '../webhooks/webhook-service.js';
 import { createDb, type Db } from '../db.js';
 import { migrate } from '../migrate.js';
 import { createOrganization, organizationExists } from '../organizations.js';
-import { parseTemplateDefinition } from '../templates/template.js';
+import { parseTemplateDefinition } from '../templates/definition/template-definition.js';
 import { TemplateService } from '../templates/template-service.js';
 import { TemplateStore } from '../templates/template-store.js';
 import { DEMO_TEMPLATE } from './demo-template.js';

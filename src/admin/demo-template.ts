@@ -1,4 +1,4 @@
-import type { TemplateDefinition } from '../templates/template.js';
+import type { TemplateDefinition } from '../templates/definition/definition-types.js';
 
 /** The template seed-demo imports (also in examples/onboarding-template.json). */
 export const DEMO_TEMPLATE: TemplateDefinition = {

@@ -84,8 +84,8 @@ export const AUDIT_EVENT_DATA = {
     ['action', 'filter'],
   ),
   'organization.settings_updated': data(
-    "the organization's settings were changed; a setting left out is the operator's default",
-    { runRetentionDays: int },
+    "the organization's settings were changed, all of them as they now are; a setting left out is its default (the operator's retention, the time zone UTC)",
+    { runRetentionDays: int, timeZone: text },
     [],
   ),
 } as const satisfies Record<AuditEventType, { type: 'object' }>;

@@ -27,12 +27,27 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   unknown_input_field: { status: 400, meaning: 'an input_fields key the template or step lacks' },
   unknown_page: { status: 400, meaning: 'a user_assignments key that is not a page' },
   missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
+  invalid_field_value: {
+    status: 400,
+    meaning: "a value does not parse as its field's type, or breaks one of its limits",
+  },
+  invalid_template_field: {
+    status: 400,
+    meaning:
+      'a field of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together',
+  },
+  invalid_rule: {
+    status: 400,
+    meaning:
+      'a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types',
+  },
   invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
   expiry_in_past: { status: 400, meaning: 'expires_at is not in the future' },
   filter_required: {
     status: 400,
     meaning: 'a bulk action needs a filter of at least one parameter',
   },
+  invalid_time_zone: { status: 400, meaning: 'not an IANA time zone this service knows' },
   scope_not_held: {
     status: 403,
     meaning: 'the key would grant a scope it does not hold itself (named)',

@@ -3,6 +3,7 @@
 
 export const text = { type: 'string' } as const;
 export const time = { type: 'string', format: 'date-time' } as const;
+export const index = { type: 'integer', minimum: 0 } as const;
 
 /** An object of exactly these properties, those in `required` always present. */
 export const data = <

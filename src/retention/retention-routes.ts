@@ -33,7 +33,8 @@ export function retentionRoutes(deps: { service: RetentionService }): Route[] {
       operationId: 'getOrganizationSettings',
       method: 'GET',
       path: '/get-organization-settings',
-      summary: "The organization's settings: how long its finished runs are kept",
+      summary:
+        "The organization's settings: how long its finished runs are kept, and its time zone",
       scope: 'runs:read',
       responses: { 200: { description: 'the settings', schema: OrganizationSettingsSchema } },
       async handle({ principal }) {
@@ -44,12 +45,14 @@ export function retentionRoutes(deps: { service: RetentionService }): Route[] {
       operationId: 'updateOrganizationSettings',
       method: 'POST',
       path: '/update-organization-settings',
-      summary: "Set how long the organization's finished runs are kept",
+      summary:
+        "Set how long the organization's finished runs are kept, or the time zone its due times count in",
       description:
-        'Finished runs (completed, failed, cancelled) are deleted once they finished that many days ago, with their history, and the delivery log and audit entries older than that.',
+        'Finished runs (completed, failed, cancelled) are deleted once they finished that many days ago, with their history, and the delivery log and audit entries older than that. Due times in days and business days count in the time zone (the local time kept, weekdays Monday to Friday there); a change applies to runs created after it.',
       scope: 'keys:manage',
       body: retentionSchemas.updateSettingsBody,
       responses: { 200: { description: 'the settings now', schema: OrganizationSettingsSchema } },
+      refusals: ['invalid_time_zone'],
       async handle({ principal, body, deadline, idempotency }) {
         return {
           status: 200,

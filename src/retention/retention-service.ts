@@ -1,17 +1,23 @@
 // Deleting a run on request, and the organization's settings, behind thin routes. Every call is
 // scoped to the caller's organization: another organization's run is not found.
 import type { Principal } from '../auth/principal.js';
-import { DomainError } from '../errors.js';
+import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import { countChange } from '../metrics/metrics.js';
+import { isTimeZone } from '../templates/definition/due-dates.js';
 import type { RunDeletionStore } from './deletion-store.js';
 import type {
   DeleteRunBody,
   OrganizationSettingsView,
   UpdateSettingsBody,
 } from './retention-schemas.js';
-import type { OrganizationSettings, SettingsStore } from './settings-store.js';
+import {
+  DEFAULT_TIME_ZONE,
+  type OrganizationSettings,
+  type SettingsChange,
+  type SettingsStore,
+} from './settings-store.js';
 
 export class RetentionService {
   constructor(
@@ -57,12 +63,11 @@ export class RetentionService {
     gate: WriteGate,
     claim?: IdempotencyClaim,
   ): Promise<OrganizationSettingsView> {
-    const days =
-      typeof request.run_retention_days === 'number' ? request.run_retention_days : undefined;
+    const change = settingsChange(request);
     beginWrite(gate);
     const settings = await this.settings.update(
       principal.organizationId,
-      days,
+      change,
       principal.actor,
       new Date(),
       (now) => answered(claim, 200, () => JSON.stringify(this.view(now))),
@@ -75,9 +80,33 @@ export class RetentionService {
     const own = settings.runRetentionDays;
     const effective = own ?? this.defaultDays;
     return {
+      timeZone: settings.timeZone ?? DEFAULT_TIME_ZONE,
       ...(own !== undefined ? { runRetentionDays: own } : {}),
       ...(this.defaultDays !== undefined ? { defaultRunRetentionDays: this.defaultDays } : {}),
       ...(effective !== undefined ? { effectiveRunRetentionDays: effective } : {}),
     };
   }
+}
+
+/**
+ * The change a request asks for: each setting it names, "default" as null (back to the
+ * default). The default time zone by its name is the default too, so that naming it changes
+ * nothing where none was set.
+ */
+function settingsChange(request: UpdateSettingsBody): SettingsChange {
+  const change: SettingsChange = {};
+  const days = request.run_retention_days;
+  if (days !== undefined) change.runRetentionDays = days === 'default' ? null : days;
+  const zone = request.time_zone;
+  if (zone !== undefined) {
+    if (zone !== 'default' && !isTimeZone(zone)) {
+      throw new DomainError(
+        'invalid_time_zone',
+        `time_zone '${zone}' is not an IANA time zone this service knows`,
+        pointer('time_zone'),
+      );
+    }
+    change.timeZone = zone === 'default' || zone === DEFAULT_TIME_ZONE ? null : zone;
+  }
+  return change;
 }

@@ -1,54 +1,103 @@
-// An organization's settings in MySQL (columns of organizations): for now how long it keeps its
-// finished runs. A change is written with its audit entry and its Idempotency-Key in one
-// transaction; a change to the value it already has writes neither entry nor change.
+// An organization's settings in MySQL (columns of organizations): how long it keeps its finished
+// runs, and the time zone its due times count days in. A change is written with its audit entry
+// and its Idempotency-Key in one transaction; a change to the values it already has writes
+// neither entry nor change.
 import { writeTransaction, type Db } from '../db.js';
 import type { Actor } from '../audit/actor.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
+import { Batcher } from '../lib/batcher.js';
+
+/** The time zone of an organization that has not set one. */
+export const DEFAULT_TIME_ZONE = 'UTC';
 
 export interface OrganizationSettings {
   /** The organization's own retention of finished runs, in days; undefined: the default. */
   runRetentionDays: number | undefined;
+  /** The organization's IANA time zone; undefined: the default, UTC. */
+  timeZone: string | undefined;
+}
+
+/**
+ * A change of the settings: each one given is set (null: back to its default), each one left
+ * out stays as it is.
+ */
+export interface SettingsChange {
+  runRetentionDays?: number | null;
+  timeZone?: string | null;
+}
+
+interface SettingsRow {
+  run_retention_days: number | string | null;
+  time_zone: string | null;
 }
 
 const fromColumn = (value: number | string | null | undefined) =>
   value === null || value === undefined ? undefined : Number(value);
 
+const settingsOf = (row: SettingsRow | undefined): OrganizationSettings => ({
+  runRetentionDays: fromColumn(row?.run_retention_days),
+  timeZone: row?.time_zone ?? undefined,
+});
+
 export class SettingsStore {
+  private readonly timeZones: Batcher<string, string>;
+
   constructor(
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
-  ) {}
+  ) {
+    // Every run created asks: concurrent creates share one SELECT rather than one each.
+    this.timeZones = new Batcher((ids) => this.readTimeZones(ids), {
+      maxBatch: 500,
+      maxInFlight: 2,
+    });
+  }
 
   async read(organizationId: string): Promise<OrganizationSettings> {
     const row = await this.db('organizations')
-      .select('run_retention_days')
+      .select('run_retention_days', 'time_zone')
       .where({ id: organizationId })
-      .first<{ run_retention_days: number | null } | undefined>();
-    return { runRetentionDays: fromColumn(row?.run_retention_days) };
+      .first<SettingsRow | undefined>();
+    return settingsOf(row);
+  }
+
+  /** The organization's time zone, for its new runs' due times: UTC when unset or unknown. */
+  timeZone(organizationId: string): Promise<string> {
+    return this.timeZones.submit(organizationId);
   }
 
   /**
-   * Sets the organization's retention (undefined: back to the default), with its audit entry,
-   * unless it already is that; stores the request's key either way. Returns the settings now.
+   * Makes the change, with its audit entry (the settings as they then are), unless the settings
+   * already are so; stores the request's key either way. Returns the settings now.
    */
   async update(
     organizationId: string,
-    runRetentionDays: number | undefined,
+    change: SettingsChange,
     actor: Actor,
     now: Date,
     key: (settings: OrganizationSettings) => IdempotencyRecord | undefined,
   ): Promise<OrganizationSettings> {
     return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const [row] = (await query(
-        'SELECT run_retention_days FROM organizations WHERE id = ? FOR UPDATE',
+        'SELECT run_retention_days, time_zone FROM organizations WHERE id = ? FOR UPDATE',
         [organizationId],
-      )) as unknown as Array<{ run_retention_days: number | null }>;
-      const before = fromColumn(row?.run_retention_days);
-      if (row && before !== runRetentionDays) {
+      )) as unknown as SettingsRow[];
+      const before = settingsOf(row);
+      const after: OrganizationSettings = {
+        runRetentionDays:
+          change.runRetentionDays === undefined
+            ? before.runRetentionDays
+            : (change.runRetentionDays ?? undefined),
+        timeZone: change.timeZone === undefined ? before.timeZone : (change.timeZone ?? undefined),
+      };
+      if (
+        row &&
+        (before.runRetentionDays !== after.runRetentionDays || before.timeZone !== after.timeZone)
+      ) {
         const changed = await query(
-          'UPDATE organizations SET run_retention_days = ? WHERE id = ?',
-          [runRetentionDays ?? null, organizationId],
+          'UPDATE organizations SET run_retention_days = ?, time_zone = ? WHERE id = ?',
+          [after.runRetentionDays ?? null, after.timeZone ?? null, organizationId],
         );
         if (changed.affectedRows !== 1) throw new Error('organization changed under its lock');
         await insertAuditEntries(query, [
@@ -57,16 +106,21 @@ export class SettingsStore {
             type: 'organization.settings_updated',
             actor,
             targetId: organizationId,
-            data: runRetentionDays === undefined ? {} : { runRetentionDays },
+            // A setting left out is at its default.
+            data: {
+              ...(after.runRetentionDays !== undefined
+                ? { runRetentionDays: after.runRetentionDays }
+                : {}),
+              ...(after.timeZone !== undefined ? { timeZone: after.timeZone } : {}),
+            },
             at: now,
           },
         ]);
       }
-      const settings = { runRetentionDays };
-      const record = key(settings);
+      const record = key(after);
       const keySql = record && insertIdempotencySql([record], now);
       if (keySql) await query(keySql);
-      return settings;
+      return after;
     });
   }
 
@@ -87,5 +141,14 @@ export class SettingsStore {
       const days = fromColumn(row.run_retention_days) ?? defaultDays;
       return days === undefined ? [] : [{ organizationId: row.id, days }];
     });
+  }
+
+  /** The time zones of the organizations asked for, in one query; one entry per id, in order. */
+  private async readTimeZones(ids: string[]): Promise<string[]> {
+    const rows = (await this.db('organizations')
+      .select('id', 'time_zone')
+      .whereIn('id', [...new Set(ids)])) as Array<{ id: string; time_zone: string | null }>;
+    const byId = new Map(rows.map((row) => [row.id, row.time_zone]));
+    return ids.map((id) => byId.get(id) ?? DEFAULT_TIME_ZONE);
   }
 }

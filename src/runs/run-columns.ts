@@ -9,7 +9,7 @@ import {
   type RunDocument,
   type RunRecord,
 } from './run-record.js';
-import type { TemplatePage } from '../templates/template.js';
+import type { RunTemplate } from './run-record.js';
 
 /**
  * Who writes a column after the INSERT:
@@ -109,8 +109,11 @@ export function toRow(run: RunRecord): RunValues {
   return row as RunValues;
 }
 
-/** A template version's pages, or undefined when that version is not known. */
-export type TemplatePagesOf = (templateId: string, version: number) => TemplatePage[] | undefined;
+/** A template version's pages and rules, or undefined when that version is not known. */
+export type TemplatePagesOf = (
+  templateId: string,
+  version: number,
+) => Pick<RunTemplate, 'pages' | 'rules'> | undefined;
 
 /** The run document a row holds, with its template's pages; RunStateError when it is broken. */
 function readDocument(json: string, row: RowContext): RunDocument {
@@ -135,13 +138,14 @@ function readDocument(json: string, row: RowContext): RunDocument {
   const { name } = document.template;
   const version = row.template_version;
   if (!Array.isArray(document.template.pages)) {
-    const pages = row.pagesOf?.(row.template_id, version);
-    if (!pages) {
+    const logic = row.pagesOf?.(row.template_id, version);
+    if (!logic) {
       throw new RunStateError(
         `template ${row.template_id} version ${version} of run ${row.id} not found`,
       );
     }
-    document.template = { id: row.template_id, name, version, pages };
+    const { pages, rules } = logic;
+    document.template = { id: row.template_id, name, version, pages, ...(rules ? { rules } : {}) };
   } else if (document.template.version !== version) {
     document.template = { id: row.template_id, name, version, pages: document.template.pages };
   }

@@ -7,7 +7,7 @@
 // from which its TypeScript type is derived. A new type does not compile until every consumer
 // that switches on types (the state machine that makes it, the webhook summary fold) handles it.
 import type { FromSchema } from 'json-schema-to-ts';
-import { data, text, time } from '../lib/event-data-schema.js';
+import { data, index, text, time } from '../lib/event-data-schema.js';
 import { parseActor, type Actor } from '../audit/actor.js';
 import { RUN_STATUSES } from './run-status.js';
 
@@ -15,6 +15,7 @@ export const RUN_EVENT_TYPES = [
   'run.created',
   'run.started',
   'step.completed',
+  'step.skipped',
   'step.overdue',
   'run.completed',
   'run.failed',
@@ -33,7 +34,13 @@ export const RUN_EVENT_DATA = {
   ]),
   'run.started': data(
     'a worker started the run: its first step is current',
-    { step: text, assignee: text, dueDate: time },
+    {
+      step: text,
+      assignee: text,
+      dueDate: time,
+      assigneeByRule: { ...index, description: 'the rule (its index) that chose the assignee' },
+      dueByRule: { ...index, description: 'the rule (its index) that set the due time' },
+    },
     ['step'],
   ),
   'step.completed': data(
@@ -44,8 +51,35 @@ export const RUN_EVENT_DATA = {
       nextStep: text,
       nextAssignee: text,
       nextDueDate: time,
+      nextShownByRule: {
+        ...index,
+        description: 'the rule (its index) that showed the next step, when one did',
+      },
+      nextAssigneeByRule: {
+        ...index,
+        description: "the rule (its index) that chose the next step's assignee",
+      },
+      nextDueByRule: {
+        ...index,
+        description: "the rule (its index) that set the next step's due time",
+      },
     },
     ['step', 'inputFields'],
+  ),
+  'step.skipped': data(
+    "the run passed over the step: the template's rules hide its page, given the values known when the run reached it",
+    {
+      step: text,
+      rule: { ...index, description: 'the rule (its index in the template) that hid the page' },
+      ruleName: text,
+      reason: {
+        type: 'string',
+        enum: ['hidden', 'not_shown'],
+        description:
+          'hidden: the rule hid the page; not_shown: the rule would show the page, and no rule did',
+      },
+    },
+    ['step', 'rule', 'reason'],
   ),
   'step.overdue': data(
     'the step was still current at its due date',

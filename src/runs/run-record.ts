@@ -1,7 +1,7 @@
 // What a run is in memory: its record (the columns of workflow_runs, run-columns.ts) and its
 // document (run_json), the two forms in which the document is written out, and the questions
 // every reader of a run asks. The changes of a run are run-state.ts.
-import type { TemplatePage } from '../templates/template.js';
+import type { Rule, TemplatePage } from '../templates/definition/definition-types.js';
 import type { Actor } from '../audit/actor.js';
 import type { RunEvent } from './run-events.js';
 import { isOpen, type RunStatus, type StepStatus } from './run-status.js';
@@ -15,6 +15,24 @@ export interface StepState {
   completed_at: string | null;
   /** Set once the step was still current at its due date (absent in older documents). */
   overdue?: boolean;
+  /** When the run passed over the step (status skipped): the rules hid its page. */
+  skipped_at?: string;
+  /**
+   * The rules (by index in the template's rules) that decided the step, when any did: which
+   * showed or hid its page, set its due time, chose its assignee. Absent for a step no rule
+   * decided, as in every run of a template without rules.
+   */
+  rules?: StepRules;
+}
+
+/** The rules that decided a step (each an index into the template's rules). */
+export interface StepRules {
+  shown_by?: number;
+  hidden_by?: number;
+  /** Hidden because a show_page rule names the page and none fired: the last such rule. */
+  not_shown_by?: number;
+  due_by?: number;
+  assigned_by?: number;
 }
 
 export type RunCommand =
@@ -34,8 +52,8 @@ export type RunCommand =
  * MySQL keeps it without the template's pages (storedDocumentJson), which reads restore.
  */
 export interface RunDocument {
-  /** The template version the run uses, with that version's pages. */
-  template: { id: string; name: string; version: number; pages: TemplatePage[] };
+  /** The template version the run uses, with that version's pages and rules (when it has any). */
+  template: RunTemplate;
   input_fields: Record<string, string>;
   user_assignments: Record<string, string>;
   steps: StepState[];
@@ -44,6 +62,21 @@ export interface RunDocument {
   error: { message: string; at: string } | null;
   /** The run's labels (run-labels.ts); absent when it was created without any. */
   labels?: Record<string, string>;
+  /**
+   * The organization's time zone when the run was created, in which due times in days are
+   * counted: present only when its template has relative due times (a page's `due`, a rule's
+   * set_due), so a run of any other template is stored as before.
+   */
+  time_zone?: string;
+}
+
+/** What a run's document holds of its template version: what it needs to run and be shown. */
+export interface RunTemplate {
+  id: string;
+  name: string;
+  version: number;
+  pages: TemplatePage[];
+  rules?: Rule[];
 }
 
 export interface RunRecord {
@@ -80,7 +113,10 @@ export function hasPendingChange(run: RunRecord): boolean {
 
 /** A document's stored JSON, made once per document (a document never changes in place). */
 const storedJson = new WeakMap<RunDocument, string>();
-/** Each template version's pages as JSON, made once per pages array (versions never change). */
+/**
+ * Each template version's pages (and rules) as JSON, made once per pages array: versions never
+ * change, and a version's rules are read with its pages.
+ */
 const pagesJson = new WeakMap<TemplatePage[], string>();
 
 /**
@@ -93,6 +129,7 @@ export function storedDocumentJson(document: RunDocument): string {
   if (json === undefined) {
     const { template, ...rest } = document;
     const { id, name, version } = template;
+    // The rules, like the pages, are the template version's: not stored with each run.
     json = JSON.stringify({ template: { id, name, version }, ...rest });
     storedJson.set(document, json);
   }
@@ -109,11 +146,12 @@ export function documentJson(document: RunDocument): string {
   const pages = document.template.pages;
   let json = pagesJson.get(pages);
   if (json === undefined) {
-    json = JSON.stringify(pages);
+    const { rules } = document.template;
+    json = JSON.stringify(pages) + (rules ? `,"rules":${JSON.stringify(rules)}` : '');
     pagesJson.set(pages, json);
   }
-  // The stored JSON starts with {"template":{"id":…,"name":…,"version":…}: the pages go
-  // before that brace, last, as the document holds them.
+  // The stored JSON starts with {"template":{"id":…,"name":…,"version":…}: the pages (and
+  // rules) go before that brace, last, as the document holds them.
   const { id, name, version } = document.template;
   const end =
     '{"template":{"id":,"name":,"version":'.length +

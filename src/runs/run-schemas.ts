@@ -6,7 +6,8 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
-import { RUN_STATUSES, type RunStatus } from './run-status.js';
+import { RUN_STATUSES, STEP_STATUSES, type RunStatus } from './run-status.js';
+import { FIELD_TYPES } from '../templates/definition/definition-types.js';
 import { runFilterProperties } from './run-filter.js';
 import { LABELS_SCHEMA } from './run-labels.js';
 
@@ -166,7 +167,7 @@ export const WorkflowRunSummarySchema = {
 
 export type RunSummary = FromSchema<typeof WorkflowRunSummarySchema>;
 
-const STEP_STATUSES = ['waiting', 'active', 'completed', 'cancelled'] as const;
+const ruleIndex = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
 
 /** One run in full (camelCase, like the list): its steps and its history. */
 export const WorkflowRunDetailSchema = {
@@ -222,7 +223,38 @@ export const WorkflowRunDetailSchema = {
           dueDate: dateTime,
           startedAt: dateTime,
           completedAt: dateTime,
+          skippedAt: { ...dateTime, description: 'when the run passed over the step (skipped)' },
           overdue: { type: 'boolean' },
+          rules: {
+            type: 'object',
+            additionalProperties: false,
+            description:
+              "the template's rules (by index) that decided the step; absent when none did",
+            properties: {
+              shownBy: ruleIndex('showed its page'),
+              hiddenBy: ruleIndex('hid its page'),
+              notShownBy: ruleIndex('would show its page, and no rule did: so it was skipped'),
+              dueBy: ruleIndex('set its due time'),
+              assignedBy: ruleIndex('chose its assignee'),
+            },
+          },
+        },
+      },
+    },
+    fields: {
+      type: 'array',
+      description:
+        "every input field of the run's template, in page order, with its type and the run's value (absent when it has none); present when the template's fields declare types",
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['inputId', 'fieldName', 'page', 'type'],
+        properties: {
+          inputId: { type: 'string' },
+          fieldName: { type: 'string' },
+          page: { type: 'string' },
+          type: { type: 'string', enum: FIELD_TYPES },
+          value: { type: 'string' },
         },
       },
     },

@@ -14,7 +14,9 @@ import type { Logger } from '../logger.js';
 import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
 import type { Principal } from '../auth/principal.js';
-import { templateNames, type Template } from '../templates/template.js';
+import { needsTimeZone, templateNames } from '../templates/definition/template-definition.js';
+import { checkValues } from './state/values.js';
+import type { Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
 import type {
@@ -70,6 +72,7 @@ export function checkAgainstTemplate(
       );
     }
   }
+  checkValues(template, inputFields);
 }
 
 /** Why a run cannot be made from the template asked for. */
@@ -112,6 +115,8 @@ export class RunService {
     private readonly runs: RunStore,
     private readonly notifier: RunNotifier,
     private readonly log: Logger,
+    /** The organization's time zone (UTC when unset), kept by runs that count due times in days. */
+    private readonly timeZoneOf: (organizationId: string) => Promise<string> = async () => 'UTC',
   ) {
     this.inserts = new Batcher((batch) => this.insertAndNotify(batch), {
       maxBatch: 200,
@@ -139,6 +144,10 @@ export class RunService {
       if (!found.ok) throw templateRefusal(found.reason, request);
       const { template, assumption } = found;
       checkAgainstTemplate(template, request.input_fields, assignments);
+      // Read only for the templates that need it: a plain run pays no read.
+      const timeZone = needsTimeZone(template)
+        ? await this.timeZoneOf(principal.organizationId)
+        : undefined;
       const run = newRun(
         newId(),
         principal.organizationId,
@@ -148,6 +157,7 @@ export class RunService {
         new Date(),
         principal.actor,
         request.labels,
+        timeZone,
       );
       try {
         return await this.inserts.submit({ run, key: runAnswer(claim, 200, run), assumption }, () =>

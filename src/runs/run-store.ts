@@ -167,7 +167,7 @@ export class RunStore {
     const templates = await this.templates.findVersions(
       rows.map((row) => ({ id: row.template_id, version: Number(row.template_version) })),
     );
-    return (templateId, version) => templates.get(versionKey(templateId, version))?.pages;
+    return (templateId, version) => templates.get(versionKey(templateId, version));
   }
 
   /** A run from its row, with its template's pages. */

@@ -5,6 +5,8 @@ import type { RunEvent } from './run-events.js';
 import type { RunSummary, WorkflowRunDetail } from './run-schemas.js';
 import { documentJson, type RunRecord } from './run-record.js';
 import type { RunSummaryRow } from './run-list.js';
+import type { StepRules } from './run-record.js';
+import { templateNames } from '../templates/definition/template-definition.js';
 
 /** The WorkflowRun resource of the spec (snake_case). */
 export interface RunResource {
@@ -97,8 +99,11 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
         dueDate: step.due_date,
         startedAt: step.started_at,
         completedAt: step.completed_at,
+        skippedAt: step.skipped_at,
+        rules: step.rules && ruleView(step.rules),
       }),
     })),
+    ...(templateNames(doc.template).typed ? { fields: fieldsView(doc) } : {}),
     history: history.map((event) => ({
       seq: event.seq,
       type: event.type,
@@ -108,4 +113,29 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
     })),
     ...(run.status === 'failed' && doc.error ? { error: doc.error } : {}),
   };
+}
+
+function ruleView(rules: StepRules) {
+  return present({
+    shownBy: rules.shown_by,
+    hiddenBy: rules.hidden_by,
+    notShownBy: rules.not_shown_by,
+    dueBy: rules.due_by,
+    assignedBy: rules.assigned_by,
+  });
+}
+
+/** Each field of the run's template with its type, beside the run's value. */
+function fieldsView(doc: RunRecord['document']) {
+  return doc.template.pages.flatMap((page) =>
+    page.inputFields.map((field) => ({
+      inputId: field.inputId,
+      fieldName: field.fieldName,
+      page: page.name,
+      type: field.type ?? 'text',
+      ...(Object.hasOwn(doc.input_fields, field.inputId)
+        ? { value: doc.input_fields[field.inputId]! }
+        : {}),
+    })),
+  );
 }

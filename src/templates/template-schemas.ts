@@ -1,79 +1,22 @@
-// The template endpoints' schemas, and the one schema of a template definition: the API's
-// bodies and the admin CLI's import-template check a definition against the same object, so
-// both enforce the very same shape and limits. Responses are camelCase like the run in full;
-// a field without a value is left out, never null.
+// The template endpoints' schemas, around the one schema of a template definition
+// (definition/definition-schema.ts). Responses are camelCase like the run in full; a field
+// without a value is left out, never null.
 import type { FromSchema } from 'json-schema-to-ts';
 import { ActorSchema } from '../audit/actor.js';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
-
-/** The limits of a template definition (README, Templates). */
-export const TEMPLATE_LIMITS = {
-  nameLength: 255,
-  pages: 200,
-  fieldsPerPage: 1000,
-  /** Ten years. */
-  dueInHours: 24 * 365 * 10,
-} as const;
+import {
+  PAGE,
+  PAGES,
+  RULES,
+  TEMPLATE_LIMITS,
+  TemplateDefinitionSchema,
+} from './definition/definition-schema.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: TEMPLATE_LIMITS.nameLength } as const;
 const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
 const VERSION = { type: 'integer', minimum: 1, maximum: 4294967295 } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
-
-/** One page of a template: its name, an optional due time, its input fields. */
-const PAGE = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'inputFields'],
-  properties: {
-    name: { ...NAME, description: 'unique within the template; the step of a run' },
-    dueInHours: {
-      type: 'number',
-      exclusiveMinimum: 0,
-      maximum: TEMPLATE_LIMITS.dueInHours,
-      description: 'a step of this page falls due this many hours after it starts',
-    },
-    inputFields: {
-      type: 'array',
-      maxItems: TEMPLATE_LIMITS.fieldsPerPage,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['inputId', 'fieldName'],
-        properties: {
-          inputId: { ...NAME, description: 'unique within the template: a key of input_fields' },
-          fieldName: { ...NAME, description: 'display name' },
-          required: {
-            type: 'boolean',
-            description: 'a step of this page cannot complete without a value for it',
-          },
-        },
-      },
-    },
-  },
-} as const;
-
-const PAGES = {
-  type: 'array',
-  minItems: 1,
-  maxItems: TEMPLATE_LIMITS.pages,
-  items: PAGE,
-  description: 'the steps of a run, in order; page names and inputIds are unique',
-} as const;
-
-/**
- * A template definition, as a file for the CLI or inside a body: unnamed (no $id), so the CLI
- * compiles it alone and each body below embeds its properties.
- */
-export const TemplateDefinitionSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'pages'],
-  properties: { name: NAME, pages: PAGES },
-} as const;
-
-export type TemplateDefinitionInput = FromSchema<typeof TemplateDefinitionSchema>;
 
 /** The WorkflowTemplate of the spec (the list): its fields flattened, each naming its page. */
 export const WorkflowTemplateSchema = {
@@ -123,6 +66,7 @@ export const WorkflowTemplateDetailSchema = {
     archived: { type: 'boolean', description: 'an archived template takes no new runs' },
     name: { type: 'string' },
     pages: { type: 'array', items: PAGE },
+    rules: { ...RULES, description: `${RULES.description}; absent when the version has none` },
     createdAt: { ...dateTime, description: 'when the template (its version 1) was created' },
     updatedAt: {
       ...dateTime,
@@ -194,6 +138,7 @@ export function templateSchemas(limits: Pick<Config, 'listDefaultLimit' | 'listM
           description: "the new version's name; the previous version's if left out",
         },
         pages: PAGES,
+        rules: RULES,
       },
     },
     idBody: {

@@ -6,7 +6,9 @@ import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { NO_DEADLINE, beginWrite, type WriteGate } from '../lib/deadline.js';
-import { checkUniqueNames, type Template, type TemplateDefinition } from './template.js';
+import type { TemplateDefinition } from './definition/definition-types.js';
+import { checkDefinition } from './definition/template-definition.js';
+import type { Template } from './template.js';
 import type {
   CreateTemplateBody,
   UpdateTemplateBody,
@@ -35,6 +37,7 @@ export function toDetail({ head, version }: TemplateState): WorkflowTemplateDeta
     archived: head.archived,
     name: version.name,
     pages: version.pages,
+    ...(version.rules ? { rules: version.rules } : {}),
     createdAt: head.createdAt.toISOString(),
     updatedAt: head.updatedAt.toISOString(),
     versionCreatedAt: version.createdAt.toISOString(),
@@ -68,8 +71,10 @@ export class TemplateService {
     gate: WriteGate = NO_DEADLINE,
     claim?: IdempotencyClaim,
   ): Promise<WorkflowTemplateDetail> {
-    const definition: TemplateDefinition = { name: body.name, pages: body.pages };
-    checkUniqueNames(definition.pages);
+    // The schema admits what the types say and a little more (definition-schema.ts), which
+    // checkDefinition refuses.
+    const definition = body as TemplateDefinition;
+    checkDefinition(definition);
     beginWrite(gate);
     const version = await this.store.insert(
       caller.organizationId,
@@ -91,13 +96,14 @@ export class TemplateService {
     gate: WriteGate = NO_DEADLINE,
     claim?: IdempotencyClaim,
   ): Promise<WorkflowTemplateDetail> {
-    checkUniqueNames(body.pages);
+    const { name, pages, rules } = body as UpdateTemplateBody & Omit<TemplateDefinition, 'name'>;
+    checkDefinition({ name: name ?? '', pages, rules });
     beginWrite(gate);
     const saved = await this.store.saveVersion(
       caller.organizationId,
       body.id,
       body.expected_version,
-      { name: body.name, pages: body.pages },
+      { name, pages, rules },
       caller.actor,
       detailAnswer(claim),
     );

@@ -1,6 +1,7 @@
-// Templates in MySQL: each template's head (workflow_templates: its latest version, whether it
-// is archived) and its versions (workflow_template_versions: name and pages, never changed once
-// written). A version is immutable, so versions are cached by (id, version) for good.
+// Templates as a process holds them: the one object the API, the workers and the CLI ask for
+// templates, over their rows (template-rows.ts), their changes (template-writes.ts) and the
+// API's lists (template-lists.ts). A version never changes once written, so versions are
+// cached by (id, version) for good.
 //
 // A head changes, and another API process may change it, so the heads cached for new runs are
 // only assumptions: a new run carries what it assumed of its template's head (a
@@ -12,269 +13,91 @@
 // such version) is decided on a head read just now. Heads read fresh share one query through a
 // group-commit batcher. The organization check is made on every use. Every change is one
 // transaction with its audit entry and the request's Idempotency-Key.
-import { ADMIN_CLI, actorJson, parseActor, type Actor } from '../audit/actor.js';
-import { insertAuditEntries } from '../audit/audit-store.js';
-import { writeTransaction, type Db, type TxQuery } from '../db.js';
+import type { Actor } from '../audit/actor.js';
+import type { Db } from '../db.js';
 import { onPool, type Reader } from '../db-replicas.js';
-import {
-  insertIdempotencyRecords,
-  type IdempotencyRecord,
-} from '../idempotency/idempotency-keys.js';
 import { Batcher } from '../lib/batcher.js';
-import { newId } from '../lib/ids.js';
 import type { TemplateAssumption } from '../runs/run-sql.js';
-import type { Template, TemplateDefinition, TemplateHead, TemplateVersion } from './template.js';
+import type { TemplateDefinition } from './definition/definition-types.js';
+import {
+  VERSION_COLUMNS,
+  fromVersionRow,
+  readHeadsOn,
+  versionKey,
+  type VersionRow,
+} from './template-rows.js';
+import { readTemplateList, readVersionList, type VersionSummary } from './template-lists.js';
+import {
+  TemplateWrites,
+  type AnswerOf,
+  type SaveResult,
+  type TemplateState,
+  type VersionDefinition,
+} from './template-writes.js';
+import type { Template, TemplateHead, TemplateVersion } from './template.js';
 
-interface VersionRow {
-  template_id: string;
-  version: number;
-  organization_id: string;
-  name: string;
-  pages: string;
-  created_at: Date;
-  created_by: string | null;
-}
-
-interface HeadRow {
-  id: string;
-  organization_id: string;
-  latest_version: number;
-  archived: number | boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const HEAD_COLUMNS = [
-  'id',
-  'organization_id',
-  'latest_version',
-  'archived',
-  'created_at',
-  'updated_at',
-] as const;
-
-const VERSION_COLUMNS = [
-  'template_id',
-  'version',
-  'organization_id',
-  'name',
-  'pages',
-  'created_at',
-  'created_by',
-] as const;
-
-function fromVersionRow(row: VersionRow): TemplateVersion {
-  return {
-    id: row.template_id,
-    organizationId: row.organization_id,
-    version: Number(row.version),
-    name: row.name,
-    pages: JSON.parse(row.pages) as Template['pages'],
-    createdAt: row.created_at,
-    createdBy: parseActor(row.created_by),
-  };
-}
-
-function fromHeadRow(row: HeadRow): TemplateHead {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    latestVersion: Number(row.latest_version),
-    archived: Boolean(row.archived),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-/** A template's head with one of its versions: what the API shows as one template. */
-export interface TemplateState {
-  head: TemplateHead;
-  version: TemplateVersion;
-}
-
-/** A template just created: its head, as insert wrote it, with its version 1. */
-export function createdState(version: TemplateVersion): TemplateState {
-  return {
-    head: {
-      id: version.id,
-      organizationId: version.organizationId,
-      latestVersion: 1,
-      archived: false,
-      createdAt: version.createdAt,
-      updatedAt: version.createdAt,
-    },
-    version,
-  };
-}
-
-/** One entry of a template's list of versions. */
-export interface VersionSummary {
-  seq: number;
-  version: number;
-  name: string;
-  createdAt: Date;
-  createdBy: Actor | undefined;
-  pageCount: number;
-  fieldCount: number;
-}
+export { versionKey } from './template-rows.js';
+export { createdState, type SaveResult, type TemplateState } from './template-writes.js';
+export type { VersionSummary } from './template-lists.js';
 
 /** Why a template cannot take a new run, or the version it uses and what that assumed. */
 export type RunTemplate =
   | { ok: true; template: Template; assumption: TemplateAssumption }
   | { ok: false; reason: 'unknown_template' | 'template_archived' | 'unknown_template_version' };
 
-/** The outcome of saving a new version: it, or why not. */
-export type SaveResult =
-  | { ok: true; state: TemplateState }
-  | { ok: false; reason: 'not_found' }
-  | { ok: false; reason: 'conflict'; latestVersion: number };
-
-/** A template version's key in the cache and in maps of versions. */
-export const versionKey = (id: string, version: number) => `${id}@${version}`;
-
 const CACHE_LIMIT = 10_000;
 const HEAD_CACHE_LIMIT = 10_000;
-
-/** The answer a change makes, from the template as it stands after it (for its key). */
-type AnswerOf = (state: TemplateState) => IdempotencyRecord | undefined;
 
 export class TemplateStore {
   private readonly versions = new Map<string, TemplateVersion>();
   private readonly heads: Batcher<string, TemplateHead | undefined>;
   /** Heads as last read, for new runs: assumptions their transaction checks (see above). */
   private readonly cachedHeads = new Map<string, TemplateHead>();
+  private readonly writes: TemplateWrites;
 
   constructor(
     private readonly db: Db,
-    private readonly writeTimeoutMs = 5000,
+    writeTimeoutMs = 5000,
     /** Where the API's reads of templates go (src/db-replicas.ts); unset: this.db. */
     private readonly reader?: Reader,
   ) {
-    this.heads = new Batcher((ids) => this.readHeads(ids), { maxBatch: 500, maxInFlight: 2 });
+    this.heads = new Batcher((ids) => readHeadsOn(this.db, ids), { maxBatch: 500, maxInFlight: 2 });
+    this.writes = new TemplateWrites(db, writeTimeoutMs);
   }
 
-  /**
-   * A new template, as its version 1, with its audit entry (by `actor`: the admin CLI unless
-   * said otherwise) and the request's Idempotency-Key, in one transaction.
-   */
-  async insert(
+  /** A new template, as its version 1 (TemplateWrites.insert). */
+  insert(
     organizationId: string,
     definition: TemplateDefinition,
-    actor: Actor = ADMIN_CLI,
+    actor?: Actor,
     answer?: AnswerOf,
   ): Promise<TemplateVersion> {
-    const version: TemplateVersion = {
-      id: newId(),
-      organizationId,
-      version: 1,
-      name: definition.name,
-      pages: definition.pages,
-      createdAt: new Date(),
-      createdBy: actor,
-    };
-    const { id, createdAt: now } = version;
-    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      await query(
-        `INSERT INTO workflow_templates
-           (id, organization_id, latest_version, archived, created_at, updated_at)
-         VALUES (?, ?, 1, 0, ?, ?)`,
-        [id, organizationId, now, now],
-      );
-      await insertVersion(query, version);
-      await insertAuditEntries(query, [
-        {
-          organizationId,
-          type: 'template.created',
-          actor,
-          targetId: id,
-          data: { name: definition.name, version: 1 },
-          at: now,
-        },
-      ]);
-      const key = answer?.(createdState(version));
-      if (key) await insertIdempotencyRecords(query, [key]);
-    });
-    return version;
+    return this.writes.insert(organizationId, definition, actor, answer);
   }
 
-  /**
-   * Saves `definition` as version expectedVersion + 1 of the organization's template, if its
-   * latest version is still expectedVersion: the guarded UPDATE of the head decides, so of two
-   * saves from the same version exactly one wins. The version row, the audit entry and the
-   * Idempotency-Key commit with it, or nothing does. A name left out is the previous version's.
-   */
+  /** A new version of the organization's template, if its latest is still expectedVersion. */
   async saveVersion(
     organizationId: string,
     id: string,
     expectedVersion: number,
-    definition: { name?: string; pages: TemplateDefinition['pages'] },
+    definition: VersionDefinition,
     actor: Actor,
     answer?: AnswerOf,
   ): Promise<SaveResult> {
-    const now = new Date();
-    const result = await writeTransaction(
-      this.db,
-      this.writeTimeoutMs,
-      async (query): Promise<SaveResult> => {
-        const moved = await query(
-          `UPDATE workflow_templates SET latest_version = latest_version + 1, updated_at = ?
-          WHERE id = ? AND organization_id = ? AND latest_version = ?`,
-          [now, id, organizationId, expectedVersion],
-        );
-        if (moved.affectedRows === 0) {
-          // Nothing was written. This is the transaction's first read, so it sees the latest
-          // committed head (the save that won), not an older snapshot.
-          const head = await readHead(query, organizationId, id);
-          return head
-            ? { ok: false, reason: 'conflict', latestVersion: head.latestVersion }
-            : { ok: false, reason: 'not_found' };
-        }
-        const head = (await readHead(query, organizationId, id))!;
-        let name = definition.name;
-        if (name === undefined) {
-          const [previous] = (await query(
-            'SELECT name FROM workflow_template_versions WHERE template_id = ? AND version = ?',
-            [id, expectedVersion],
-          )) as unknown as Array<{ name: string }>;
-          name = previous!.name;
-        }
-        const version: TemplateVersion = {
-          id,
-          organizationId,
-          version: expectedVersion + 1,
-          name,
-          pages: definition.pages,
-          createdAt: now,
-          createdBy: actor,
-        };
-        await insertVersion(query, version);
-        await insertAuditEntries(query, [
-          {
-            organizationId,
-            type: 'template.updated',
-            actor,
-            targetId: id,
-            data: { name, version: version.version },
-            at: now,
-          },
-        ]);
-        const state = { head, version };
-        const key = answer?.(state);
-        if (key) await insertIdempotencyRecords(query, [key]);
-        return { ok: true, state };
-      },
+    const result = await this.writes.saveVersion(
+      organizationId,
+      id,
+      expectedVersion,
+      definition,
+      actor,
+      answer,
     );
     // This process's new runs use the new version at once (others find out at their check).
     this.forget(id);
     return result;
   }
 
-  /**
-   * Archives (or restores) the organization's template. Only a change of state is written,
-   * with its audit entry; a template already in that state is answered as it is. The
-   * Idempotency-Key is stored either way, with the template as answered. Undefined: no such
-   * template in this organization.
-   */
+  /** Archives (or restores) the organization's template (TemplateWrites.setArchived). */
   async setArchived(
     organizationId: string,
     id: string,
@@ -282,39 +105,9 @@ export class TemplateStore {
     actor: Actor,
     answer?: AnswerOf,
   ): Promise<TemplateState | undefined> {
-    const now = new Date();
-    const result = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-      const changed = await query(
-        `UPDATE workflow_templates SET archived = ?, updated_at = ?
-          WHERE id = ? AND organization_id = ? AND archived = ?`,
-        [archived, now, id, organizationId, !archived],
-      );
-      const head = await readHead(query, organizationId, id);
-      if (!head) return undefined;
-      if (changed.affectedRows > 0) {
-        await insertAuditEntries(query, [
-          {
-            organizationId,
-            type: archived ? 'template.archived' : 'template.restored',
-            actor,
-            targetId: id,
-            data: {},
-            at: now,
-          },
-        ]);
-      }
-      const [row] = (await query(
-        `SELECT ${VERSION_COLUMNS.join(', ')} FROM workflow_template_versions
-          WHERE template_id = ? AND version = ?`,
-        [id, head.latestVersion],
-      )) as unknown as VersionRow[];
-      const state = { head, version: this.remember(fromVersionRow(row!)) };
-      const key = answer?.(state);
-      if (key) await insertIdempotencyRecords(query, [key]);
-      return state;
-    });
+    const state = await this.writes.setArchived(organizationId, id, archived, actor, answer);
     this.forget(id);
-    return result;
+    return state && { head: state.head, version: this.remember(state.version) };
   }
 
   /**
@@ -415,11 +208,7 @@ export class TemplateStore {
     return found;
   }
 
-  /**
-   * A page of the organization's template's versions, newest first, before version
-   * `beforeVersion` (the version number is the keyset position); undefined when the template
-   * is not the organization's. The counts are made by MySQL, so no pages are sent.
-   */
+  /** A page of the organization's template's versions, newest first (template-lists.ts). */
   async listVersions(
     organizationId: string,
     id: string,
@@ -427,60 +216,11 @@ export class TemplateStore {
     beforeVersion: number | null,
   ): Promise<VersionSummary[] | undefined> {
     return (this.reader ?? onPool(this.db))((db) =>
-      this.readVersions(db, organizationId, id, limit, beforeVersion),
+      readVersionList(db, organizationId, id, limit, beforeVersion),
     );
   }
 
-  private async readVersions(
-    db: Db,
-    organizationId: string,
-    id: string,
-    limit: number,
-    beforeVersion: number | null,
-  ): Promise<VersionSummary[] | undefined> {
-    const head = await db('workflow_templates')
-      .select('id')
-      .where({ id, organization_id: organizationId })
-      .first();
-    if (!head) return undefined;
-    const query = db('workflow_template_versions')
-      .select(
-        'version',
-        'name',
-        'created_at',
-        'created_by',
-        db.raw('JSON_LENGTH(pages) AS page_count'),
-        db.raw(
-          `COALESCE(JSON_LENGTH(JSON_EXTRACT(pages, '$[*].inputFields[*]')), 0) AS field_count`,
-        ),
-      )
-      .where({ template_id: id, organization_id: organizationId })
-      .orderBy('version', 'desc')
-      .limit(limit);
-    if (beforeVersion !== null) query.andWhere('version', '<', beforeVersion);
-    const rows = (await query) as Array<{
-      version: number;
-      name: string;
-      created_at: Date;
-      created_by: string | null;
-      page_count: number | string;
-      field_count: number | string;
-    }>;
-    return rows.map((row) => ({
-      seq: Number(row.version),
-      version: Number(row.version),
-      name: row.name,
-      createdAt: row.created_at,
-      createdBy: parseActor(row.created_by),
-      pageCount: Number(row.page_count),
-      fieldCount: Number(row.field_count),
-    }));
-  }
-
-  /**
-   * A page of the organization's templates (each at its latest version), newest first: those
-   * that take runs, or with `archived` the archived ones.
-   */
+  /** A page of the organization's templates at their latest versions (template-lists.ts). */
   async list(
     organizationId: string,
     archived: boolean,
@@ -488,33 +228,8 @@ export class TemplateStore {
     beforeSeq: number | null,
   ): Promise<Array<Template & { seq: number }>> {
     return (this.reader ?? onPool(this.db))((db) =>
-      this.readList(db, organizationId, archived, limit, beforeSeq),
+      readTemplateList(db, organizationId, archived, limit, beforeSeq),
     );
-  }
-
-  private async readList(
-    db: Db,
-    organizationId: string,
-    archived: boolean,
-    limit: number,
-    beforeSeq: number | null,
-  ): Promise<Array<Template & { seq: number }>> {
-    // FORCE INDEX keeps a deep page a range scan on (organization_id, archived, seq); see
-    // RunStore.
-    const query = db(
-      db.raw('?? AS t FORCE INDEX (workflow_templates_org_archived_seq)', ['workflow_templates']),
-    )
-      .join('workflow_template_versions as v', (on) =>
-        on.on('v.template_id', 't.id').andOn('v.version', 't.latest_version'),
-      )
-      .select('t.seq', ...VERSION_COLUMNS.map((c) => `v.${c}`))
-      .where('t.organization_id', organizationId)
-      .andWhere('t.archived', archived)
-      .orderBy('t.seq', 'desc')
-      .limit(limit);
-    if (beforeSeq !== null) query.andWhere('t.seq', '<', beforeSeq);
-    const rows = (await query) as Array<VersionRow & { seq: number }>;
-    return rows.map((row) => ({ ...fromVersionRow(row), seq: Number(row.seq) }));
   }
 
   private remember(template: TemplateVersion): TemplateVersion {
@@ -525,46 +240,4 @@ export class TemplateStore {
     this.versions.set(key, template);
     return template;
   }
-
-  /** The heads of the templates asked for, in one query; one entry per id, in order. */
-  private readHeads(ids: string[]): Promise<Array<TemplateHead | undefined>> {
-    return readHeadsOn(this.db, ids);
-  }
-}
-
-async function readHeadsOn(db: Db, ids: string[]): Promise<Array<TemplateHead | undefined>> {
-  const rows = (await db('workflow_templates')
-    .select(...HEAD_COLUMNS)
-    .whereIn('id', [...new Set(ids)])) as HeadRow[];
-  const byId = new Map(rows.map((row) => [row.id, fromHeadRow(row)]));
-  return ids.map((id) => byId.get(id));
-}
-
-async function readHead(
-  query: TxQuery,
-  organizationId: string,
-  id: string,
-): Promise<TemplateHead | undefined> {
-  const [row] = (await query(
-    `SELECT ${HEAD_COLUMNS.join(', ')} FROM workflow_templates WHERE id = ? AND organization_id = ?`,
-    [id, organizationId],
-  )) as unknown as HeadRow[];
-  return row ? fromHeadRow(row) : undefined;
-}
-
-async function insertVersion(query: TxQuery, version: TemplateVersion): Promise<void> {
-  await query(
-    `INSERT INTO workflow_template_versions
-       (template_id, version, organization_id, name, pages, created_at, created_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    [
-      version.id,
-      version.version,
-      version.organizationId,
-      version.name,
-      JSON.stringify(version.pages),
-      version.createdAt,
-      version.createdBy ? actorJson(version.createdBy) : null,
-    ],
-  );
 }

@@ -83,6 +83,8 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
         break;
       case 'step.overdue':
         break; // being overdue is not activity, and the summary does not show it
+      case 'step.skipped':
+        break; // the step.completed or run.started before it named the step now current
       case 'run.created':
         break; // only ever the first event
       case 'run.deleted':

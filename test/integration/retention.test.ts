@@ -5,6 +5,7 @@
 // organization's retention are deleted by the worker's retention job (the clock is the test's:
 // runs are made to have finished long ago), with the delivery log and audit entries as old.
 import { expect } from 'chai';
+import { SettingsStore } from '../../src/retention/settings-store.js';
 import { WebhookPayloadSchema } from '../../src/webhooks/webhook-schemas.js';
 import { createBody, createKey, createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
@@ -269,7 +270,11 @@ describe('run deletion and retention', function () {
       run_retention_days: 30,
     });
     expect(set.status, set.text).to.equal(200);
-    expect(set.body).to.deep.equal({ runRetentionDays: 30, effectiveRunRetentionDays: 30 });
+    expect(set.body).to.deep.equal({
+      timeZone: 'UTC',
+      runRetentionDays: 30,
+      effectiveRunRetentionDays: 30,
+    });
 
     const cancelled = async (client: Client, tenant: Tenant) => {
       const id = await activeRun(client, tenant);
@@ -347,11 +352,12 @@ describe('run deletion and retention', function () {
       expect(r.status).to.equal(200);
       return r.body;
     };
-    expect(await read(clientE)).to.deep.equal({});
+    expect(await read(clientE)).to.deep.equal({ timeZone: 'UTC' });
 
     const set = (body: unknown, headers: Record<string, string> = {}) =>
       clientE.call<Json>('/update-organization-settings', body, headers);
     expect((await set({ run_retention_days: 7 }, { 'Idempotency-Key': 's1' })).body).to.deep.equal({
+      timeZone: 'UTC',
       runRetentionDays: 7,
       effectiveRunRetentionDays: 7,
     });
@@ -359,11 +365,12 @@ describe('run deletion and retention', function () {
     expect(replay.headers.get('idempotent-replayed')).to.equal('true');
     expect((await set({ run_retention_days: 7 })).status).to.equal(200); // the same: no entry
     expect(await read(clientE)).to.deep.equal({
+      timeZone: 'UTC',
       runRetentionDays: 7,
       effectiveRunRetentionDays: 7,
     });
-    expect(await read(clientB)).to.deep.equal({}); // another organization's own
-    expect((await set({ run_retention_days: 'default' })).body).to.deep.equal({});
+    expect(await read(clientB)).to.deep.equal({ timeZone: 'UTC' }); // another organization's own
+    expect((await set({ run_retention_days: 'default' })).body).to.deep.equal({ timeZone: 'UTC' });
     const entries = await testDb()('audit_log')
       .where({ organization_id: e.orgId, type: 'organization.settings_updated' })
       .orderBy('seq');
@@ -395,6 +402,99 @@ describe('run deletion and retention', function () {
     });
     expect(refused.status).to.equal(403);
     expect(refused.body.code).to.equal('insufficient_scope');
-    expect(await read(clientE)).to.deep.equal({});
+    expect(await read(clientE)).to.deep.equal({ timeZone: 'UTC' });
+  });
+
+  it('sets the time zone: read back, audited, a name it does not know refused and nothing changed', async () => {
+    const f = await createTenant(testDb());
+    const clientF = new Client(api.url, f.key);
+    const set = (body: unknown) => clientF.call<Json>('/update-organization-settings', body);
+    const read = async () => {
+      const r = await clientF.call<Json>('/get-organization-settings');
+      expect(r.status).to.equal(200);
+      return r.body;
+    };
+    const entries = async () =>
+      (
+        await testDb()('audit_log')
+          .where({ organization_id: f.orgId, type: 'organization.settings_updated' })
+          .orderBy('seq')
+      ).map((x: { data: string }) => JSON.parse(x.data) as Json);
+    const store = new SettingsStore(testDb(), 5000);
+
+    // Naming UTC where nothing is set is no change: no entry.
+    expect((await set({ time_zone: 'UTC' })).body).to.deep.equal({ timeZone: 'UTC' });
+    expect(await entries()).to.deep.equal([]);
+
+    expect((await set({ run_retention_days: 7 })).status).to.equal(200);
+    // A setting left out stays as it is.
+    const berlin = await set({ time_zone: 'Europe/Berlin' });
+    expect(berlin.status, berlin.text).to.equal(200);
+    const withBerlin = {
+      timeZone: 'Europe/Berlin',
+      runRetentionDays: 7,
+      effectiveRunRetentionDays: 7,
+    };
+    expect(berlin.body).to.deep.equal(withBerlin);
+    expect(await read()).to.deep.equal(withBerlin);
+    expect(await store.timeZone(f.orgId)).to.equal('Europe/Berlin');
+    expect(await entries()).to.deep.equal([
+      { runRetentionDays: 7 },
+      { runRetentionDays: 7, timeZone: 'Europe/Berlin' },
+    ]);
+
+    // A name that is no IANA zone of this runtime: its own code, pointing at the field; the
+    // retention asked for in the same body is not set either.
+    for (const zone of ['Mars/Olympus', 'UTC+1', '+01:00', 'Berlin']) {
+      const res = await set({ run_retention_days: 9, time_zone: zone });
+      expect(res.status, zone).to.equal(400);
+      expect(res.body, zone).to.deep.include({ code: 'invalid_time_zone', field: '/time_zone' });
+    }
+    // What the schema refuses is invalid_body.
+    for (const zone of ['', 'x'.repeat(65), 5, null]) {
+      const res = await set({ time_zone: zone });
+      expect(res.status, JSON.stringify(zone)).to.equal(400);
+      expect(res.body, JSON.stringify(zone)).to.deep.include({
+        code: 'invalid_body',
+        field: '/time_zone',
+      });
+    }
+    expect(await read()).to.deep.equal(withBerlin);
+    expect(await entries()).to.have.length(2);
+    expect(await store.timeZone(f.orgId)).to.equal('Europe/Berlin');
+
+    // Both at once, then "default" back to UTC (stored as NULL).
+    expect(
+      (await set({ run_retention_days: 'default', time_zone: 'America/New_York' })).body,
+    ).to.deep.equal({ timeZone: 'America/New_York' });
+    expect((await set({ time_zone: 'default' })).body).to.deep.equal({ timeZone: 'UTC' });
+    const row = await testDb()('organizations').where({ id: f.orgId }).first('time_zone');
+    expect(row.time_zone).to.equal(null);
+    expect((await entries()).slice(2)).to.deep.equal([{ timeZone: 'America/New_York' }, {}]);
+    expect(await store.timeZone(f.orgId)).to.equal('UTC');
+  });
+
+  it('answers time zones for new runs, concurrent callers sharing one SELECT', async () => {
+    const g = await createTenant(testDb());
+    const h = await createTenant(testDb());
+    const set = await new Client(api.url, g.key).call<Json>('/update-organization-settings', {
+      time_zone: 'Asia/Tokyo',
+    });
+    expect(set.status, set.text).to.equal(200);
+
+    const store = new SettingsStore(testDb(), 5000);
+    const selects: string[] = [];
+    const count = (q: { sql: string }) => {
+      if (q.sql.includes('time_zone')) selects.push(q.sql);
+    };
+    testDb().on('query', count);
+    try {
+      const ids = [g.orgId, h.orgId, 'no-such-organization', g.orgId, h.orgId, g.orgId];
+      const zones = await Promise.all(ids.map((id) => store.timeZone(id)));
+      expect(zones).to.deep.equal(['Asia/Tokyo', 'UTC', 'UTC', 'Asia/Tokyo', 'UTC', 'Asia/Tokyo']);
+    } finally {
+      testDb().off('query', count);
+    }
+    expect(selects).to.have.length(1);
   });
 });

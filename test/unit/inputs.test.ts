@@ -8,7 +8,7 @@ import { parseQuery } from '../../src/http/contract.js';
 import { decodeCursor, encodeCursor } from '../../src/http/pagination.js';
 import { runSchemas } from '../../src/runs/run-schemas.js';
 import { newId, isId } from '../../src/lib/ids.js';
-import { parseTemplateDefinition } from '../../src/templates/template.js';
+import { parseTemplateDefinition } from '../../src/templates/definition/template-definition.js';
 
 describe('inputs', () => {
   it('reads a key from Authorization as the key itself or "Bearer <key>"', () => {

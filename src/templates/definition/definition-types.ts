@@ -1,0 +1,123 @@
+// What a template definition is, as TypeScript types: its pages, their typed input fields, when
+// their steps fall due, and the rules that decide which pages a run shows, when their steps fall
+// due and who is assigned. No I/O and no imports: the definition's schema
+// (definition-schema.ts), its checks, the field values' parser and the rules evaluator all
+// speak these types. Every property added since the first templates is optional, so a
+// definition saved before them is still one, and means what it meant.
+
+/** A field's type: how its value (always a string on the wire) is read and checked. */
+export const FIELD_TYPES = [
+  'text',
+  'long_text',
+  'number',
+  'email',
+  'url',
+  'date',
+  'datetime',
+  'select',
+  'multi_select',
+  'checkbox',
+] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** The types whose values are text, which take minLength, maxLength and pattern. */
+export const TEXT_TYPES: readonly FieldType[] = ['text', 'long_text', 'email', 'url'];
+/** The types whose values are ordered: gt, gte, lt and lte compare them. */
+export const ORDERED_TYPES: readonly FieldType[] = ['number', 'date', 'datetime'];
+
+export interface TemplateInputField {
+  inputId: string;
+  fieldName: string;
+  required?: boolean;
+  /** 'text' when absent: what every field was before fields had types. */
+  type?: FieldType;
+  /** number: inclusive bounds, and whether only whole numbers are taken. */
+  min?: number;
+  max?: number;
+  integer?: boolean;
+  /** Text types: bounds on the length in characters (code points), and an RE2 pattern. */
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  /** select and multi_select: the choices, each a non-empty string, no two alike. */
+  options?: string[];
+  /** A value in the type's string form, given to a new run that was not given one. */
+  default?: string;
+  help?: string;
+  placeholder?: string;
+}
+
+/** What a relative due time counts from. */
+export type DueAnchor = 'step_start' | 'run_start' | 'field';
+/** Hours; calendar days (the same local time, in the organization's time zone); weekdays. */
+export type DueUnit = 'hours' | 'days' | 'business_days';
+
+/**
+ * A due time relative to an anchor: the step's start, the run's start, or the value of a date
+ * or datetime field (`field`, an inputId), plus `amount` units (negative: before).
+ */
+export interface DueSpec {
+  anchor: DueAnchor;
+  field?: string;
+  amount: number;
+  unit: DueUnit;
+}
+
+export interface TemplatePage {
+  name: string;
+  /** A step of this page falls due this many hours after it starts (the first due times). */
+  dueInHours?: number;
+  /** A due time relative to an anchor; a page has dueInHours or due, not both. */
+  due?: DueSpec;
+  inputFields: TemplateInputField[];
+}
+
+export const CONDITION_OPS = [
+  'equals',
+  'not_equals',
+  'one_of',
+  'contains',
+  'empty',
+  'not_empty',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+
+/**
+ * A test of one field's value. `value` (in the field's string form) for equals, not_equals,
+ * contains and the comparisons; `values` for one_of; neither for empty and not_empty.
+ */
+export interface Condition {
+  field: string;
+  op: ConditionOp;
+  value?: string;
+  values?: string[];
+}
+
+/** A rule's conditions: all of them must hold, or any one of them. */
+export type When = { all: Condition[] } | { any: Condition[] };
+
+export type RuleAction =
+  | { action: 'show_page'; page: string }
+  | { action: 'hide_page'; page: string }
+  | { action: 'set_due'; page: string; due: DueSpec }
+  /** Assign a page's step to a user id, or to the value of a field (fromField, an inputId). */
+  | { action: 'assign'; page: string; user: string }
+  | { action: 'assign'; page: string; fromField: string };
+
+export interface Rule {
+  /** Shown in the history of the runs it decides; the rule's index names it otherwise. */
+  name?: string;
+  when: When;
+  then: RuleAction[];
+}
+
+export interface TemplateDefinition {
+  name: string;
+  pages: TemplatePage[];
+  /** Evaluated in order; where two rules decide the same thing, the later one wins. */
+  rules?: Rule[];
+}
