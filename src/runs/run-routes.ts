@@ -37,6 +37,7 @@ export function runRoutes(deps: {
         'unknown_template_version',
         'template_archived',
         'unknown_input_field',
+        'invalid_field_value',
         'unknown_page',
         'template_changed_concurrently',
       ],
@@ -63,6 +64,7 @@ export function runRoutes(deps: {
       refusals: [
         'run_not_found',
         'unknown_input_field',
+        'invalid_field_value',
         'missing_required_field',
         'run_not_started',
         'run_not_active',

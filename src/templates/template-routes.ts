@@ -27,7 +27,12 @@ function toResource(template: Template): FromSchema<typeof WorkflowTemplateSchem
   };
 }
 
-const DEFINITION_REFUSALS = ['duplicate_page_name', 'duplicate_input_id'] as const;
+const DEFINITION_REFUSALS = [
+  'duplicate_page_name',
+  'duplicate_input_id',
+  'invalid_template_field',
+  'invalid_rule',
+] as const;
 
 export function templateRoutes(deps: {
   service: TemplateService;

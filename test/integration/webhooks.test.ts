@@ -142,12 +142,25 @@ describe('webhooks @cluster', function () {
   });
 
   it('delivers every event type once to each endpoint subscribed to it, signed', async () => {
-    // A template whose first step falls due at once, so the run is overdue on its way.
+    // A template whose first step falls due at once, so the run is overdue on its way, and
+    // whose last page a rule hides when the first step says so (step.skipped).
     const due = await createTenant(testDb(), {
       name: 'Due soon',
       pages: [
-        { name: 'Quick', dueInHours: DUE_IN_HOURS, inputFields: [] },
+        {
+          name: 'Quick',
+          dueInHours: DUE_IN_HOURS,
+          inputFields: [{ inputId: 'short', fieldName: 'Short', type: 'checkbox' }],
+        },
         { name: 'Second', inputFields: [] },
+        { name: 'Extra', inputFields: [] },
+      ],
+      rules: [
+        {
+          name: 'short run',
+          when: { all: [{ field: 'short', op: 'equals', value: 'true' }] },
+          then: [{ action: 'hide_page', page: 'Extra' }],
+        },
       ],
     });
     const dueClient = new Client(api.url, due.key);
@@ -165,7 +178,13 @@ describe('webhooks @cluster', function () {
       10000,
     );
     expect(
-      (await client.completeStep({ workflow_run_id: full, step_name: 'Quick' })).status,
+      (
+        await client.completeStep({
+          workflow_run_id: full,
+          step_name: 'Quick',
+          input_fields: { short: 'true' },
+        })
+      ).status,
     ).to.equal(202);
     await waitFor('second step', async () => (await historyTypes(full)).length === 4);
     expect(
