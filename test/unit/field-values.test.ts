@@ -7,8 +7,8 @@ import type {
   FieldType,
   TemplateInputField,
 } from '../../src/templates/definition/definition-types.js';
+import { checkFieldDefinition } from '../../src/templates/definition/field-checks.js';
 import {
-  checkFieldDefinition,
   fieldType,
   isEmptyValue,
   missingRequired,

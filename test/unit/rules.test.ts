@@ -14,9 +14,8 @@ import type {
   TemplateDefinition,
   TemplateInputField,
 } from '../../src/templates/definition/definition-types.js';
+import { checkDueSpec, checkRules } from '../../src/templates/definition/rule-checks.js';
 import {
-  checkDueSpec,
-  checkRules,
   compileRules,
   decidePage,
   hasRules,

@@ -1,5 +1,6 @@
-// A typed input field's value: read from its one string form, checked against the field's
-// limits, and the field's own definition checked when a template is saved. Pure: no I/O.
+// A typed input field's value: read from its one string form and checked against the field's
+// limits (a field's own definition is checked when a template is saved, by field-checks.ts).
+// Pure: no I/O.
 //
 // Values are always strings on the wire (input_fields maps inputId → string). Each type has
 // exactly one documented string form; these forms are the contract:
@@ -32,13 +33,8 @@
 // min, max, minLength, maxLength, pattern, options, no duplicate options).
 
 import { RE2JS } from 're2js';
-import { DomainError, pointer } from '../../errors.js';
-import {
-  FIELD_TYPES,
-  TEXT_TYPES,
-  type FieldType,
-  type TemplateInputField,
-} from './definition-types.js';
+import { isDate, readDatetime } from './calendar-forms.js';
+import type { FieldType, TemplateInputField } from './definition-types.js';
 
 /** A field's value read from its string form. */
 export type FieldValue =
@@ -194,120 +190,6 @@ export function valueProblem(field: TemplateInputField, raw: string): string | u
   }
 }
 
-/**
- * Checks a field's definition when a template is saved; throws
- * DomainError('invalid_template_field', message, pointer(...path, '<property>')) naming the
- * property at fault. `path` is e.g. ['pages', 2, 'inputFields', 5]. The JSON Schema has already
- * checked the properties' basic types and lengths; this checks what a schema cannot.
- */
-export function checkFieldDefinition(
-  field: TemplateInputField,
-  path: ReadonlyArray<string | number>,
-): void {
-  const label = `field ${JSON.stringify(field.inputId)}`;
-  const refuse = (property: string | number, message: string, ...rest: Array<string | number>) =>
-    new DomainError(
-      'invalid_template_field',
-      `${label}: ${message}`,
-      pointer(...path, property, ...rest),
-    );
-
-  const type = fieldType(field);
-  if (!(FIELD_TYPES as readonly string[]).includes(type)) {
-    throw refuse('type', `unknown type ${JSON.stringify(String(type))}`);
-  }
-  const isText = TEXT_TYPES.includes(type);
-  const isChoice = type === 'select' || type === 'multi_select';
-
-  // Properties the type does not take: silently ignoring them would hide the author's mistake.
-  for (const property of ['min', 'max', 'integer'] as const) {
-    if (field[property] !== undefined && type !== 'number') {
-      throw refuse(property, `${property} applies only to number fields, not to a ${type} field`);
-    }
-  }
-  for (const property of ['minLength', 'maxLength', 'pattern'] as const) {
-    if (field[property] !== undefined && !isText) {
-      throw refuse(
-        property,
-        `${property} applies only to ${TEXT_TYPES.join(', ')} fields, not to a ${type} field`,
-      );
-    }
-  }
-  if (field.options !== undefined && !isChoice) {
-    throw refuse(
-      'options',
-      `options apply only to select and multi_select fields, not to a ${type} field`,
-    );
-  }
-
-  if (type === 'number') {
-    for (const property of ['min', 'max'] as const) {
-      const bound = field[property];
-      if (bound !== undefined && !Number.isFinite(bound)) {
-        throw refuse(property, `${property} must be a finite number`);
-      }
-    }
-    if (field.min !== undefined && field.max !== undefined && field.min > field.max) {
-      throw refuse('max', `max ${field.max} is less than min ${field.min}`);
-    }
-  }
-
-  if (isText) {
-    for (const property of ['minLength', 'maxLength'] as const) {
-      const bound = field[property];
-      if (bound !== undefined && !(Number.isInteger(bound) && bound >= 0)) {
-        throw refuse(property, `${property} must be a whole number, 0 or more`);
-      }
-    }
-    if (
-      field.minLength !== undefined &&
-      field.maxLength !== undefined &&
-      field.minLength > field.maxLength
-    ) {
-      throw refuse(
-        'maxLength',
-        `maxLength ${field.maxLength} is less than minLength ${field.minLength}`,
-      );
-    }
-    if (field.pattern !== undefined) {
-      const why = patternProblem(field, field.pattern);
-      if (why !== undefined) throw refuse('pattern', why);
-    }
-  }
-
-  if (isChoice) {
-    const options = field.options;
-    if (options === undefined || options.length === 0) {
-      throw refuse('options', `a ${type} field needs options: at least 1`);
-    }
-    if (options.length > OPTIONS_MAX) {
-      throw refuse(
-        'options',
-        `a ${type} field takes at most ${OPTIONS_MAX} options, not ${options.length}`,
-      );
-    }
-    const seen = new Set<string>();
-    for (let i = 0; i < options.length; i++) {
-      const option = options[i];
-      if (typeof option !== 'string') throw refuse('options', 'each option must be a string', i);
-      const length = codePointLength(option);
-      if (length === 0 || length > OPTION_MAX_LENGTH) {
-        throw refuse('options', `each option must have 1 to ${OPTION_MAX_LENGTH} characters`, i);
-      }
-      if (seen.has(option)) {
-        throw refuse('options', `the option ${quote(option)} appears twice`, i);
-      }
-      seen.add(option);
-    }
-  }
-
-  // Only now are the limits the default is checked against known to be sound.
-  if (field.default !== undefined && !isEmptyValue(field, field.default)) {
-    const why = valueProblem(field, field.default);
-    if (why !== undefined) throw refuse('default', `the default ${why}`);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Text types
 
@@ -343,7 +225,7 @@ function textProblem(field: TemplateInputField, raw: string): string | undefined
 }
 
 /** Code points, a lone surrogate counting as one (as for…of and JSON Schema do). */
-function codePointLength(s: string): number {
+export function codePointLength(s: string): number {
   let count = 0;
   for (let i = 0; i < s.length; i++) {
     const unit = s.charCodeAt(i);
@@ -396,7 +278,7 @@ function fieldPattern(field: TemplateInputField, source: string): RE2JS | undefi
 }
 
 /** Why a pattern cannot be saved, or undefined; a sound one is kept for the field's values. */
-function patternProblem(field: TemplateInputField, source: string): string | undefined {
+export function patternProblem(field: TemplateInputField, source: string): string | undefined {
   if (source.length > PATTERN_MAX_LENGTH) {
     return `the pattern has ${source.length} characters, more than the ${PATTERN_MAX_LENGTH} allowed`;
   }
@@ -436,110 +318,6 @@ function isWholeForm(raw: string): boolean {
   if (dot < 0) return true;
   for (let i = dot + 1; i < raw.length; i++) if (raw.charCodeAt(i) !== 0x30) return false;
   return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dates and times, read digit by digit: no match arrays, no Date objects.
-
-/** The decimal number written by `count` ASCII digits at `from`, or -1. */
-function digits(s: string, from: number, count: number): number {
-  let n = 0;
-  for (let i = from; i < from + count; i++) {
-    const d = s.charCodeAt(i) - 0x30;
-    if (!(d >= 0 && d <= 9)) return -1; // NaN past the end fails too
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** Reads YYYY-MM-DD at the start of s into `ymd`; false when it is not a day of the calendar. */
-function readYmd(s: string, ymd: { y: number; m: number; d: number }): boolean {
-  if (s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d) return false;
-  const y = digits(s, 0, 4);
-  const m = digits(s, 5, 2);
-  const d = digits(s, 8, 2);
-  if (y < 1 || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m)) return false;
-  ymd.y = y;
-  ymd.m = m;
-  ymd.d = d;
-  return true;
-}
-
-// Reused by every read: the module is synchronous, so no two reads overlap.
-const scratch = { y: 0, m: 0, d: 0 };
-
-function isDate(raw: string): boolean {
-  return raw.length === 10 && readYmd(raw, scratch);
-}
-
-/** Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
-const MS_PER_MINUTE = 60_000;
-const MS_PER_DAY = 86_400_000;
-
-/** The instant in epoch milliseconds, or NaN when the value is not in the datetime form. */
-function readDatetime(raw: string): number {
-  // Shortest: YYYY-MM-DDTHH:MM:SSZ (20); longest: 9 fraction digits and ±HH:MM (35).
-  const len = raw.length;
-  if (len < 20 || len > 35 || !readYmd(raw, scratch)) return NaN;
-  if (raw.charCodeAt(10) !== 0x54 || raw.charCodeAt(13) !== 0x3a || raw.charCodeAt(16) !== 0x3a) {
-    return NaN;
-  }
-  const hh = digits(raw, 11, 2);
-  const mi = digits(raw, 14, 2);
-  const ss = digits(raw, 17, 2);
-  if (hh < 0 || hh > 23 || mi < 0 || mi > 59 || ss < 0 || ss > 59) return NaN;
-
-  let i = 19;
-  let fractionMs = 0;
-  if (raw.charCodeAt(i) === 0x2e) {
-    const start = ++i;
-    while (i < len && i - start < 10) {
-      const d = raw.charCodeAt(i) - 0x30;
-      if (!(d >= 0 && d <= 9)) break;
-      // Only the first three digits count: the value is in whole milliseconds.
-      if (i - start < 3) fractionMs += d * (i - start === 0 ? 100 : i - start === 1 ? 10 : 1);
-      i++;
-    }
-    const count = i - start;
-    if (count < 1 || count > 9) return NaN;
-  }
-
-  let offsetMinutes = 0;
-  const sign = raw.charCodeAt(i);
-  if (sign === 0x5a) {
-    i += 1;
-  } else if (sign === 0x2b || sign === 0x2d) {
-    if (raw.charCodeAt(i + 3) !== 0x3a) return NaN;
-    const oh = digits(raw, i + 1, 2);
-    const om = digits(raw, i + 4, 2);
-    if (oh < 0 || oh > 23 || om < 0 || om > 59) return NaN;
-    offsetMinutes = (sign === 0x2b ? 1 : -1) * (oh * 60 + om);
-    i += 6;
-  } else {
-    return NaN;
-  }
-  if (i !== len) return NaN;
-
-  return (
-    daysFromCivil(scratch.y, scratch.m, scratch.d) * MS_PER_DAY +
-    (hh * 60 + mi - offsetMinutes) * MS_PER_MINUTE +
-    ss * 1000 +
-    fractionMs
-  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,6 +365,6 @@ function listProblem(field: TemplateInputField, raw: string): string | undefined
 }
 
 /** A value quoted for a message, cut short: it may be as long as a whole input. */
-function quote(s: string): string {
+export function quote(s: string): string {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 }

@@ -6,8 +6,8 @@ import { DomainError, pointer } from '../../errors.js';
 import { compileValidator } from '../../lib/validation.js';
 import { TemplateDefinitionSchema } from './definition-schema.js';
 import type { TemplateDefinition, TemplateInputField, TemplatePage } from './definition-types.js';
-import { checkFieldDefinition } from './field-values.js';
-import { checkDueSpec, checkRules } from './rules.js';
+import { checkFieldDefinition } from './field-checks.js';
+import { checkDueSpec, checkRules } from './rule-checks.js';
 
 // The schema admits a little more than the types say (a rule's `when` holds one of all / any;
 // an action's properties depend on its kind): checkDefinition narrows it.
