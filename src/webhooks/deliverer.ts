@@ -16,13 +16,8 @@ import {
   webhookTurnDeliveries,
 } from '../metrics/metrics.js';
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
-import type {
-  AttemptContext,
-  AttemptRecord,
-  DeliveryStore,
-  TurnAttempt,
-  TurnRecord,
-} from './delivery-store.js';
+import type { AttemptContext, AttemptRecord, TurnAttempt, TurnRecord } from './delivery-rows.js';
+import type { DeliveryStore } from './delivery-store.js';
 import { signingSecrets } from './endpoint-store.js';
 import { postWebhook, type AttemptResult } from './http-sender.js';
 import { deliveryBody, messageId, summaryAfter } from './payload.js';

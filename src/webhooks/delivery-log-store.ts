@@ -7,7 +7,7 @@ import {
   insertIdempotencyRecords,
   type IdempotencyRecord,
 } from '../idempotency/idempotency-keys.js';
-import type { AttemptRow, DeliveryRow, DeliveryStatus } from './delivery-store.js';
+import type { AttemptRow, DeliveryRow, DeliveryStatus } from './delivery-rows.js';
 
 export interface DeliveryFilter {
   endpointId?: string;

@@ -8,7 +8,7 @@ import { pageQueryProperties } from '../http/common-schemas.js';
 import { ActorSchema } from '../audit/actor.js';
 import { RUN_EVENT_DATA, RUN_EVENT_TYPES, type RunEventType } from '../runs/run-events.js';
 import { WorkflowRunSummarySchema } from '../runs/run-schemas.js';
-import { DELIVERY_STATUSES } from './delivery-store.js';
+import { DELIVERY_STATUSES } from './delivery-rows.js';
 
 const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;

@@ -11,7 +11,7 @@ import { newId } from '../lib/ids.js';
 import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import type { DeliveryJobs } from '../jobs/webhook-delivery.js';
 import type { DeliveryFilter, DeliveryLogStore } from './delivery-log-store.js';
-import type { AttemptRow, DeliveryRow } from './delivery-store.js';
+import type { AttemptRow, DeliveryRow } from './delivery-rows.js';
 import type { Endpoint, EndpointStore } from './endpoint-store.js';
 import { newSecret } from './signing.js';
 import { RefusedUrlError, checkEndpointUrl } from './url-policy.js';

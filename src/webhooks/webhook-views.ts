@@ -2,7 +2,7 @@
 // except in the answer that makes one.
 import { RUN_EVENT_TYPES } from '../runs/run-events.js';
 import { messageId } from './payload.js';
-import type { AttemptRow, DeliveryRow } from './delivery-store.js';
+import type { AttemptRow, DeliveryRow } from './delivery-rows.js';
 import type { Endpoint } from './endpoint-store.js';
 import type { WebhookDeliveryView, WebhookEndpointView } from './webhook-schemas.js';
 

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { createDb, writeTransaction, type Db } from '../../src/db.js';
 import { newId } from '../../src/lib/ids.js';
-import { DeliveryStore, failOwedTo, type TurnAttempt } from '../../src/webhooks/delivery-store.js';
+import type { TurnAttempt } from '../../src/webhooks/delivery-rows.js';
+import { DeliveryStore, failOwedTo } from '../../src/webhooks/delivery-store.js';
 import { disableEndpoint } from '../../src/webhooks/endpoint-store.js';
 import { OutboxStore } from '../../src/webhooks/outbox-store.js';
 import { testConfig } from '../support/env.js';
