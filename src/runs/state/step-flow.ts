@@ -8,7 +8,7 @@
 // Both a start and a completion enter the next step through here, and so will any later kind
 // of page (an approval that sends the run back): what entering a step means lives in one place.
 import { ASSIGNEE_COLUMN } from '../../config.js';
-import type { DueSpec, TemplatePage } from '../../templates/definition/definition-types.js';
+import type { DueSpec, Rule } from '../../templates/definition/definition-types.js';
 import { addDue, type DueAnchorValue } from '../../templates/definition/due-dates.js';
 import { isEmptyValue, parseFieldValue } from '../../templates/definition/field-values.js';
 import {
@@ -40,16 +40,16 @@ export interface Entered {
   skipped: NewRunEvent[];
 }
 
-// A run's document holds its template version's own pages array (runs read it from the
+// A run's document holds its template version's own rules array (runs read it from the
 // version cache), so rules are compiled once per version, not once per run.
-const compiled = new WeakMap<TemplatePage[], CompiledRules>();
+const compiled = new WeakMap<readonly Rule[], CompiledRules>();
 
 function rulesOf(template: RunDocument['template']): CompiledRules | undefined {
-  if (!hasRules(template)) return undefined;
-  let rules = compiled.get(template.pages);
+  if (!template.rules || !hasRules(template)) return undefined;
+  let rules = compiled.get(template.rules);
   if (!rules) {
     rules = compileRules(template);
-    compiled.set(template.pages, rules);
+    compiled.set(template.rules, rules);
   }
   return rules;
 }

@@ -5,7 +5,12 @@ import type { JSONSchemaType } from 'ajv';
 import { DomainError, pointer } from '../../errors.js';
 import { compileValidator } from '../../lib/validation.js';
 import { TemplateDefinitionSchema } from './definition-schema.js';
-import type { TemplateDefinition, TemplateInputField, TemplatePage } from './definition-types.js';
+import type {
+  Rule,
+  TemplateDefinition,
+  TemplateInputField,
+  TemplatePage,
+} from './definition-types.js';
 import { checkFieldDefinition } from './field-checks.js';
 import { checkDueSpec, checkRules } from './rule-checks.js';
 
@@ -92,6 +97,8 @@ interface Names {
   checked: boolean;
   /** The fields with a default, which a new run that was not given them takes. */
   defaults: TemplateInputField[];
+  /** Whether a page's own due time is relative to an anchor (needsTimeZone). */
+  relativeDue: boolean;
 }
 
 // Keyed by the pages array, which is the template version's own (from its cache) in every
@@ -119,6 +126,7 @@ export function templateNames(template: Pick<TemplateDefinition, 'pages'>): Name
           f.pattern !== undefined,
       ),
       defaults: fields.filter((f) => f.default !== undefined && f.default !== ''),
+      relativeDue: template.pages.some((page) => page.due !== undefined),
     };
     namesCache.set(template.pages, names);
   }
@@ -130,8 +138,16 @@ export function templateNames(template: Pick<TemplateDefinition, 'pages'>): Name
  * set_due rule): such a run keeps its organization's time zone, in which days are counted.
  */
 export function needsTimeZone(template: TemplateDefinition): boolean {
-  return (
-    template.pages.some((page) => page.due !== undefined) ||
-    (template.rules ?? []).some((rule) => rule.then.some((action) => action.action === 'set_due'))
-  );
+  if (templateNames(template).relativeDue) return true;
+  const { rules } = template;
+  if (!rules || rules.length === 0) return false;
+  let setsDue = rulesSettingDue.get(rules);
+  if (setsDue === undefined) {
+    setsDue = rules.some((rule) => rule.then.some((action) => action.action === 'set_due'));
+    rulesSettingDue.set(rules, setsDue);
+  }
+  return setsDue;
 }
+
+/** Whether a version's rules set due times: keyed by the version's own rules array. */
+const rulesSettingDue = new WeakMap<readonly Rule[], boolean>();
