@@ -5,6 +5,7 @@ export const EVENT_TYPES = [
   'run.created',
   'run.started',
   'step.completed',
+  'step.skipped',
   'step.overdue',
   'run.completed',
   'run.failed',

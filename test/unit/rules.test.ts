@@ -543,10 +543,10 @@ describe('template rules', () => {
       refuses(
         { when: { all: conditions }, then: [show()] },
         '/rules/1/when/all',
-        /rule 1 has 21 conditions.*at most 20/,
+        /rules\[1\] has 21 conditions.*at most 20/,
       );
       const actions = Array.from({ length: 21 }, (_, i) => (i % 2 === 0 ? show() : hide()));
-      refuses(doing(...actions), '/rules/1/then', /rule 1 has 21 actions.*at most 20/);
+      refuses(doing(...actions), '/rules/1/then', /rules\[1\] has 21 actions.*at most 20/);
     });
 
     it('refuses a rule without conditions or actions', () => {
@@ -565,7 +565,7 @@ describe('template rules', () => {
       expectRefusal(
         () => checkRules(template([{ ...valid[0]!, then: [show('Nowhere')] }])),
         '/rules/0/then/0/page',
-        /^rule 0 \("Big Pro deals"\) acts on page "Nowhere", which the template does not have/,
+        /^rules\[0\] \("Big Pro deals"\) acts on page "Nowhere", which the template does not have/,
       );
     });
 

@@ -4,12 +4,18 @@
 // follows the run's own event stream and reads the run again as each change lands.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
+import { FieldInput } from '../field-input.js';
+import { valueWords } from '../field-types.js';
 import { href } from '../router.js';
+import { ruleLabel } from '../rule-words.js';
 import { openStream } from '../stream.js';
 import type {
   Actor,
+  FieldType,
+  Rule,
   RunDetail,
   RunHistoryEntry,
+  RunStep,
   TemplateInputField,
   TemplatePage,
   TemplateVersionDetail,
@@ -20,7 +26,6 @@ import {
   CopyButton,
   Empty,
   ErrorBanner,
-  FieldMessage,
   fieldError,
   Loading,
   ScreenHeader,
@@ -128,6 +133,7 @@ function RunView({ id }: { id: string }) {
     );
   };
 
+  const ruleOf = ruleNamer(template.data?.rules, data.history);
   const cancellable = data.status === 'pending' || data.status === 'active';
   const currentPage = template.data?.pages.find((p) => p.name === data.currentStepName);
 
@@ -175,9 +181,9 @@ function RunView({ id }: { id: string }) {
           Pending: a worker starts (or applies the retried change of) this run.
         </p>
       )}
-      <Steps run={data} />
+      <Steps run={data} rule={ruleOf} />
       <Inputs run={data} pages={template.data?.pages} />
-      <History history={data.history} />
+      <History history={data.history} rule={ruleOf} />
     </section>
   );
 }
@@ -436,31 +442,26 @@ function CompleteStep({
       <div class="fields">
         {fields.map((f) => {
           const id = `complete-${f.inputId}`;
-          const message = fieldError(error, inputPointer(f.inputId));
           return (
-            <div class="field" key={f.inputId}>
-              <label for={id}>
-                <span>{f.fieldName}</span>
-                {f.required ? (
-                  <span class="required"> (required)</span>
-                ) : (
-                  <span class="muted"> (optional)</span>
-                )}
-              </label>
-              <input
-                id={id}
-                name={f.inputId}
-                value={valueOf(f.inputId)}
-                aria-required={f.required ? 'true' : undefined}
-                aria-invalid={message ? 'true' : undefined}
-                aria-describedby={message ? `${id}-error` : undefined}
-                onInput={(event) => {
-                  const value = event.currentTarget.value;
-                  setValues((v) => ({ ...v, [f.inputId]: value }));
-                }}
-              />
-              <FieldMessage id={`${id}-error`} message={message} />
-            </div>
+            <FieldInput
+              key={f.inputId}
+              id={id}
+              label={
+                <>
+                  <span>{f.fieldName}</span>
+                  {f.required ? (
+                    <span class="required"> (required)</span>
+                  ) : (
+                    <span class="muted"> (optional)</span>
+                  )}
+                </>
+              }
+              field={f}
+              value={valueOf(f.inputId)}
+              required={f.required}
+              message={fieldError(error, inputPointer(f.inputId))}
+              onValue={(value) => setValues((v) => ({ ...v, [f.inputId]: value }))}
+            />
           );
         })}
       </div>
@@ -473,7 +474,35 @@ function CompleteStep({
   );
 }
 
-function Steps({ run }: { run: RunDetail }) {
+/** Names a rule of the run's template by its index: its name from the template, or else from
+ * the step.skipped event that named it (a key without templates:read still reads those). */
+type RuleNamer = (index: number) => string;
+
+function ruleNamer(rules: Rule[] | undefined, history: RunHistoryEntry[]): RuleNamer {
+  return (index) => {
+    let name = rules?.[index]?.name;
+    if (name === undefined) {
+      const skipped = history.find((e) => e.type === 'step.skipped' && e.data.rule === index);
+      name = skipped ? str(skipped.data.ruleName) || undefined : undefined;
+    }
+    return ruleLabel(index, name);
+  };
+}
+
+/** What the template's rules decided of a step, in words. */
+function stepRules(step: RunStep, rule: RuleNamer): string[] {
+  const r = step.rules;
+  if (!r) return [];
+  const words: string[] = [];
+  if (r.hiddenBy !== undefined) words.push(`skipped by ${rule(r.hiddenBy)}`);
+  if (r.notShownBy !== undefined) words.push(`not shown: ${rule(r.notShownBy)} did not apply`);
+  if (r.shownBy !== undefined) words.push(`shown by ${rule(r.shownBy)}`);
+  if (r.dueBy !== undefined) words.push(`due time set by ${rule(r.dueBy)}`);
+  if (r.assignedBy !== undefined) words.push(`assigned by ${rule(r.assignedBy)}`);
+  return words;
+}
+
+function Steps({ run, rule }: { run: RunDetail; rule: RuleNamer }) {
   return (
     <div class="panel">
       <h2>Steps</h2>
@@ -487,33 +516,47 @@ function Steps({ run }: { run: RunDetail }) {
               <th scope="col">Status</th>
               <th scope="col">Assignee</th>
               <th scope="col">Due</th>
-              <th scope="col">Overdue</th>
               <th scope="col">Started</th>
-              <th scope="col">Completed</th>
+              <th scope="col">Completed or skipped</th>
+              <th scope="col">Decided by rules</th>
             </tr>
           </thead>
           <tbody>
-            {run.steps.map((s) => (
-              <tr key={s.name} aria-current={s.status === 'active' ? 'step' : undefined}>
-                <td data-label="Step">{s.name}</td>
-                <td data-label="Status">
-                  <StatusBadge status={s.status} />
-                </td>
-                <td data-label="Assignee">{s.assignee ?? <span class="muted">—</span>}</td>
-                <td data-label="Due">
-                  <Time value={s.dueDate} />
-                </td>
-                <td data-label="Overdue">
-                  {s.overdue ? <span class="overdue">overdue</span> : <span class="muted">no</span>}
-                </td>
-                <td data-label="Started">
-                  <Time value={s.startedAt} />
-                </td>
-                <td data-label="Completed">
-                  <Time value={s.completedAt} />
-                </td>
-              </tr>
-            ))}
+            {run.steps.map((s) => {
+              const decided = stepRules(s, rule);
+              return (
+                <tr
+                  key={s.name}
+                  class={s.status === 'skipped' ? 'skipped' : undefined}
+                  aria-current={s.status === 'active' ? 'step' : undefined}
+                >
+                  <td data-label="Step">{s.name}</td>
+                  <td data-label="Status">
+                    <StatusBadge status={s.status} />
+                  </td>
+                  <td data-label="Assignee">{s.assignee ?? <span class="muted">—</span>}</td>
+                  <td data-label="Due">
+                    <Time value={s.dueDate} />
+                    {s.overdue && <span class="overdue"> · overdue</span>}
+                  </td>
+                  <td data-label="Started">
+                    <Time value={s.startedAt} />
+                  </td>
+                  <td data-label="Completed or skipped">
+                    {s.skippedAt ? (
+                      <>
+                        skipped <Time value={s.skippedAt} />
+                      </>
+                    ) : (
+                      <Time value={s.completedAt} />
+                    )}
+                  </td>
+                  <td data-label="Decided by rules">
+                    {decided.length ? decided.join('; ') : <span class="muted">—</span>}
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
@@ -521,10 +564,20 @@ function Steps({ run }: { run: RunDetail }) {
   );
 }
 
-/** The run's inputs: each value, with where it came from (the creation, or a step). */
+/** The run's inputs: each value in words for its type, with where it came from. */
 function Inputs({ run, pages }: { run: RunDetail; pages: TemplatePage[] | undefined }) {
   const names = new Map<string, string>();
-  for (const p of pages ?? []) for (const f of p.inputFields) names.set(f.inputId, f.fieldName);
+  const types = new Map<string, FieldType | undefined>();
+  for (const f of run.fields ?? []) {
+    names.set(f.inputId, f.fieldName);
+    types.set(f.inputId, f.type);
+  }
+  for (const p of pages ?? []) {
+    for (const f of p.inputFields) {
+      names.set(f.inputId, f.fieldName);
+      types.set(f.inputId, f.type);
+    }
+  }
   const enteredAt = new Map<string, RunHistoryEntry>();
   for (const e of run.history) {
     if (e.type !== 'step.completed') continue;
@@ -550,13 +603,20 @@ function Inputs({ run, pages }: { run: RunDetail; pages: TemplatePage[] | undefi
           <tbody>
             {entries.map(([inputId, value]) => {
               const at = enteredAt.get(inputId);
+              const words = valueWords(types.get(inputId), value);
               return (
                 <tr key={inputId}>
                   <td data-label="Field">
                     {names.get(inputId) ?? inputId} <code class="muted">{inputId}</code>
                   </td>
                   <td data-label="Value">
-                    {value === '' ? <span class="muted">(blank)</span> : value}
+                    {value === '' ? (
+                      <span class="muted">(blank)</span>
+                    ) : words === value ? (
+                      value
+                    ) : (
+                      <span title={value}>{words}</span>
+                    )}
                   </td>
                   <td data-label="Given">
                     {at ? (
@@ -583,6 +643,7 @@ const EVENT_WORDS: Record<string, string> = {
   'run.created': 'Created',
   'run.started': 'Started',
   'step.completed': 'Step completed',
+  'step.skipped': 'Step skipped',
   'step.overdue': 'Step overdue',
   'run.completed': 'Completed',
   'run.failed': 'Failed',
@@ -593,7 +654,7 @@ const EVENT_WORDS: Record<string, string> = {
 
 const BAD = new Set(['run.failed', 'run.cancelled', 'step.overdue']);
 
-function History({ history }: { history: RunHistoryEntry[] }) {
+function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleNamer }) {
   return (
     <div class="panel">
       <h2>History</h2>
@@ -604,7 +665,11 @@ function History({ history }: { history: RunHistoryEntry[] }) {
           {history.map((e) => (
             <li
               key={e.seq}
-              class={BAD.has(e.type) ? `event bad ${e.type.replace('.', '-')}` : 'event'}
+              class={
+                BAD.has(e.type)
+                  ? `event bad ${e.type.replace('.', '-')}`
+                  : `event ${e.type.replace('.', '-')}`
+              }
             >
               <p class="event-head">
                 {BAD.has(e.type) && (
@@ -617,7 +682,7 @@ function History({ history }: { history: RunHistoryEntry[] }) {
               <p class="event-meta">
                 <Time value={e.at} /> · by {actorText(e.actor)}
               </p>
-              <EventDetail entry={e} />
+              <EventDetail entry={e} rule={rule} />
             </li>
           ))}
         </ol>
@@ -626,14 +691,25 @@ function History({ history }: { history: RunHistoryEntry[] }) {
   );
 }
 
-function EventDetail({ entry }: { entry: RunHistoryEntry }) {
+/** A rule's index in an event's data, when it has one. */
+const indexOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
+
+function EventDetail({ entry, rule }: { entry: RunHistoryEntry; rule: RuleNamer }) {
   const d = entry.data;
   const parts: string[] = [];
   const step = str(d.step);
+  /** "(by rule 2 (Big amounts))" when the event says a rule decided it. */
+  const by = (value: unknown) => {
+    const i = indexOf(value);
+    return i === undefined ? '' : ` (by ${rule(i)})`;
+  };
+  let due = str(d.dueDate);
+  let dueBy: unknown;
   switch (entry.type) {
     case 'run.started':
       if (step) parts.push(`step ${step}`);
-      if (str(d.assignee)) parts.push(`assigned to ${str(d.assignee)}`);
+      if (str(d.assignee)) parts.push(`assigned to ${str(d.assignee)}${by(d.assigneeByRule)}`);
+      dueBy = d.dueByRule;
       break;
     case 'step.completed': {
       if (step) parts.push(`step ${step}`);
@@ -641,7 +717,27 @@ function EventDetail({ entry }: { entry: RunHistoryEntry }) {
         d.inputFields && typeof d.inputFields === 'object' ? Object.entries(d.inputFields) : [];
       if (inputs.length)
         parts.push(`values: ${inputs.map(([k, v]) => `${k} = ${String(v)}`).join(', ')}`);
-      if (str(d.nextStep)) parts.push(`next: ${str(d.nextStep)}`);
+      if (str(d.nextStep)) {
+        const shown = indexOf(d.nextShownByRule);
+        parts.push(
+          `next: ${str(d.nextStep)}${shown === undefined ? '' : ` (shown by ${rule(shown)})`}`,
+        );
+      }
+      if (str(d.nextAssignee)) {
+        parts.push(`assigned to ${str(d.nextAssignee)}${by(d.nextAssigneeByRule)}`);
+      }
+      due = str(d.nextDueDate);
+      dueBy = d.nextDueByRule;
+      break;
+    }
+    case 'step.skipped': {
+      const i = indexOf(d.rule);
+      const name = i === undefined ? 'a rule' : ruleLabel(i, str(d.ruleName) || undefined);
+      parts.push(
+        d.reason === 'not_shown'
+          ? `step ${step} · not shown: ${name} did not apply`
+          : `step ${step} · skipped by ${name}`,
+      );
       break;
     }
     case 'step.overdue':
@@ -662,7 +758,6 @@ function EventDetail({ entry }: { entry: RunHistoryEntry }) {
     default:
       break;
   }
-  const due = str(d.dueDate);
   if (!parts.length && !due) return null;
   return (
     <p class="event-detail">
@@ -670,6 +765,7 @@ function EventDetail({ entry }: { entry: RunHistoryEntry }) {
       {due && (
         <>
           {parts.length ? ' · ' : ''}due <Time value={due} />
+          {by(dueBy)}
         </>
       )}
     </p>

@@ -1,148 +1,44 @@
-// The form editor of a template: its name, its pages in order (each with a name, an optional
-// due time and its input fields) — for a new template, or for a new version of one, prefilled
+// The form editor of a template: its name, its pages in order (each with a name, its due time —
+// in hours, or relative to the step's or run's start or to a date field — and its input fields,
+// each with its type, options, limits, default, help and placeholder), and its rules (built as
+// sentences, in rule-builder.tsx) — for a new template, or for a new version of one, prefilled
 // from the version it starts from. The form checks nothing itself: the API does, and its
 // refusal shows next to the input its `field` (a JSON Pointer into the body) names, or at the
-// top when no input of the form is that field.
-import { useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
-import type { TemplateDefinition, TemplateDetail, TemplateField } from '../types-templates.js';
+// top when no input of the form is that field or leads to it (editor-inputs.tsx).
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, messageOf } from '../api.js';
+import { FieldInput } from '../field-input.js';
+import { TYPE_WORDS } from '../field-types.js';
+import { FIELD_TYPES, type FieldType, type TemplateDetail } from '../types-templates.js';
+import { ActionButton, ErrorBanner, useConsole } from '../ui.js';
 import {
-  ActionButton,
-  ErrorBanner,
-  FieldMessage,
-  fieldError,
-  namesField,
-  useConsole,
-} from '../ui.js';
+  CheckInput,
+  Group,
+  GroupMessage,
+  idOf,
+  placeOf,
+  PlacementContext,
+  SelectInput,
+  TextInput,
+  useMessageAt,
+  type Placement,
+} from './editor-inputs.js';
+import { DueInputs, RuleBuilder } from './rule-builder.js';
+import {
+  definitionOf,
+  draftOf,
+  move,
+  newField,
+  newPage,
+  optionsOf,
+  takes,
+  type Draft,
+  type DraftField,
+  type DraftPage,
+  type DraftRule,
+} from './template-draft.js';
 
-interface DraftField {
-  key: number;
-  inputId: string;
-  fieldName: string;
-  required: boolean;
-}
-
-interface DraftPage {
-  key: number;
-  name: string;
-  /** As typed: '' for none. */
-  due: string;
-  fields: DraftField[];
-}
-
-let nextKey = 0;
-const newField = (field?: TemplateField): DraftField => ({
-  key: ++nextKey,
-  inputId: field?.inputId ?? '',
-  fieldName: field?.fieldName ?? '',
-  required: field?.required === true,
-});
-const newPage = (): DraftPage => ({ key: ++nextKey, name: '', due: '', fields: [newField()] });
-
-function draftOf(base: TemplateDetail | undefined): { name: string; pages: DraftPage[] } {
-  if (!base) return { name: '', pages: [newPage()] };
-  return {
-    name: base.name,
-    pages: base.pages.map((page) => ({
-      key: ++nextKey,
-      name: page.name,
-      due: page.dueInHours === undefined ? '' : String(page.dueInHours),
-      fields: page.inputFields.map(newField),
-    })),
-  };
-}
-
-/** The text typed as due hours: a number when it is one; otherwise as typed, for the API to name. */
-function dueOf(text: string): number | string | undefined {
-  const trimmed = text.trim();
-  if (trimmed === '') return undefined;
-  const value = Number(trimmed);
-  return Number.isFinite(value) ? value : trimmed;
-}
-
-function definitionOf(name: string, pages: DraftPage[]): TemplateDefinition {
-  return {
-    name,
-    pages: pages.map((page) => {
-      const due = dueOf(page.due);
-      return {
-        name: page.name,
-        ...(due === undefined ? {} : { dueInHours: due }),
-        inputFields: page.fields.map((field) => ({
-          inputId: field.inputId,
-          fieldName: field.fieldName,
-          ...(field.required ? { required: true } : {}),
-        })),
-      };
-    }),
-  };
-}
-
-function move<T>(items: T[], from: number, to: number): T[] {
-  if (to < 0 || to >= items.length) return items;
-  const copy = items.slice();
-  const [item] = copy.splice(from, 1);
-  copy.splice(to, 0, item!);
-  return copy;
-}
-
-/** The pointers of the inputs a form of these pages shows (an error naming one shows there). */
-function shownFields(pages: DraftPage[]): Set<string> {
-  const shown = new Set(['/name', '/pages']);
-  pages.forEach((page, p) => {
-    for (const part of ['name', 'dueInHours', 'inputFields']) shown.add(`/pages/${p}/${part}`);
-    page.fields.forEach((_, f) => {
-      for (const part of ['inputId', 'fieldName', 'required'])
-        shown.add(`/pages/${p}/inputFields/${f}/${part}`);
-    });
-  });
-  return shown;
-}
-
-/** Ids for an input and its message, from its pointer. */
-const idOf = (pointer: string) => `tpl${pointer.replace(/\//g, '-')}`;
-
-/** A labelled text input tied to the API's message for its pointer. */
-function TextInput({
-  pointer,
-  label,
-  prefix,
-  value,
-  error,
-  onInput,
-  inputMode,
-}: {
-  pointer: string;
-  /** The visible label. */
-  label: string;
-  /** Read before the label by assistive technology only ("Page 1, field 2: "). */
-  prefix?: string;
-  value: string;
-  error: unknown;
-  onInput(value: string): void;
-  inputMode?: 'decimal';
-}) {
-  const message = fieldError(error, pointer);
-  const id = idOf(pointer);
-  return (
-    <div class="field">
-      <label for={id}>
-        {prefix && <span class="tpl-sr">{prefix}</span>}
-        {label}
-      </label>
-      <input
-        id={id}
-        type="text"
-        inputMode={inputMode}
-        value={value}
-        aria-invalid={message ? true : undefined}
-        aria-describedby={message ? `${id}-error` : undefined}
-        onInput={(event) => onInput(event.currentTarget.value)}
-      />
-      <FieldMessage id={`${id}-error`} message={message} />
-    </div>
-  );
-}
+const TYPES = FIELD_TYPES.map((type) => [type, TYPE_WORDS[type]] as const);
 
 export function TemplateEditor({
   base,
@@ -155,16 +51,48 @@ export function TemplateEditor({
   onCancel(): void;
 }) {
   const { api } = useConsole();
-  const [initial] = useState(() => draftOf(base));
-  const [name, setName] = useState(initial.name);
-  const [pages, setPages] = useState<DraftPage[]>(initial.pages);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(base));
   const [error, setError] = useState<unknown>(undefined);
+  const [placement, setPlacement] = useState<Placement | null>(null);
   const [saving, setSaving] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+
+  // A refusal shows at the input it names (found among those rendered now), or at the top;
+  // either way it is brought into view, and an input it names takes the focus.
+  useLayoutEffect(() => {
+    if (!error) {
+      setPlacement(null);
+      return;
+    }
+    const pointer =
+      error instanceof ApiError && form.current ? placeOf(form.current, error.field) : null;
+    setPlacement({ message: messageOf(error), pointer });
+    requestAnimationFrame(() => {
+      const target =
+        (pointer &&
+          (document.getElementById(idOf(pointer)) ??
+            form.current?.querySelector<HTMLElement>(`[data-pointer="${pointer}"]`))) ||
+        form.current?.querySelector<HTMLElement>('.banner.error');
+      target?.scrollIntoView({ block: 'center' });
+      if (
+        target instanceof HTMLInputElement ||
+        target instanceof HTMLSelectElement ||
+        target instanceof HTMLTextAreaElement
+      ) {
+        target.focus();
+      }
+    });
+  }, [error]);
 
   /** A change of order or count: the API's pointers no longer name the same inputs. */
+  const forgetPlaced = () => {
+    if (error instanceof ApiError && error.field) setError(undefined);
+  };
+  const setPages = (update: (pages: DraftPage[]) => DraftPage[]) =>
+    setDraft((d) => ({ ...d, pages: update(d.pages) }));
   const restructure = (update: (pages: DraftPage[]) => DraftPage[]) => {
     setPages(update);
-    if (error instanceof ApiError && error.field?.startsWith('/pages')) setError(undefined);
+    forgetPlaced();
   };
   const updatePage = (p: number, change: Partial<DraftPage>) =>
     setPages((all) => all.map((page, i) => (i === p ? { ...page, ...change } : page)));
@@ -183,13 +111,15 @@ export function TemplateEditor({
     restructure((all) =>
       all.map((page, i) => (i === p ? { ...page, fields: update(page.fields) } : page)),
     );
+  const setRules = (update: (rules: DraftRule[]) => DraftRule[]) =>
+    setDraft((d) => ({ ...d, rules: update(d.rules) }));
 
   const save = async (event: Event) => {
     event.preventDefault();
     if (saving) return;
     setSaving(true);
     setError(undefined);
-    const definition = definitionOf(name, pages);
+    const definition = definitionOf(draft);
     try {
       const saved = base
         ? await api.post<TemplateDetail>('/update-workflow-template', {
@@ -197,194 +127,367 @@ export function TemplateEditor({
             expected_version: base.latestVersion,
             name: definition.name,
             pages: definition.pages,
+            ...(definition.rules ? { rules: definition.rules } : {}),
           })
         : await api.post<TemplateDetail>('/create-workflow-template', definition);
       onSaved(saved);
     } catch (caught) {
       setError(caught);
       setSaving(false);
-      // The message next to its input, or at the top: bring it into view.
-      requestAnimationFrame(() => {
-        const pointer = caught instanceof ApiError ? caught.field : undefined;
-        const target =
-          (pointer && document.getElementById(idOf(pointer))) ||
-          document.querySelector<HTMLElement>('.tpl-editor .banner.error');
-        target?.scrollIntoView({ block: 'center' });
-        if (target instanceof HTMLInputElement) target.focus();
-      });
     }
   };
 
-  const shown = shownFields(pages);
-  const topError = error && !namesField(error, (f) => shown.has(f)) ? error : undefined;
-
+  const { pages } = draft;
   return (
-    <form class="tpl-editor" noValidate onSubmit={save} aria-label="Template editor">
-      <ErrorBanner error={topError} title="Not saved" />
-      {base && (
-        <p class="banner info">
-          Starts from version {base.version}; saving makes version {base.latestVersion + 1}
-          {base.version !== base.latestVersion && ` (the latest is ${base.latestVersion})`}.
-        </p>
-      )}
-      <div class="panel">
+    <PlacementContext.Provider value={placement}>
+      <form
+        ref={form}
+        class="tpl-editor"
+        noValidate
+        onSubmit={(event) => void save(event)}
+        aria-label="Template editor"
+      >
+        {placement && placement.pointer === null && <ErrorBanner error={error} title="Not saved" />}
+        {base && (
+          <p class="banner info">
+            Starts from version {base.version}; saving makes version {base.latestVersion + 1}
+            {base.version !== base.latestVersion && ` (the latest is ${base.latestVersion})`}.
+          </p>
+        )}
+        <div class="panel">
+          <TextInput
+            pointer="/name"
+            label="Template name"
+            value={draft.name}
+            onInput={(name) => setDraft((d) => ({ ...d, name }))}
+          />
+        </div>
+        <h2 id="tpl-pages-heading">Pages</h2>
+        <GroupMessage pointer="/pages" />
+        <ol class="tpl-pages" aria-labelledby="tpl-pages-heading" data-pointer="/pages">
+          {pages.map((page, p) => (
+            <li key={page.key}>
+              <PageEditor
+                page={page}
+                p={p}
+                count={pages.length}
+                draft={draft}
+                updatePage={(change) => updatePage(p, change)}
+                updateField={(f, change) => updateField(p, f, change)}
+                restructureFields={(update) => restructureFields(p, update)}
+                restructure={restructure}
+              />
+            </li>
+          ))}
+        </ol>
+        <div class="buttons tpl-editor-buttons">
+          <button type="button" onClick={() => restructure((all) => [...all, newPage()])}>
+            Add a page
+          </button>
+        </div>
+        <RuleBuilder
+          draft={draft}
+          update={setRules}
+          restructure={(update) => {
+            setRules(update);
+            forgetPlaced();
+          }}
+        />
+        <div class="buttons tpl-editor-buttons">
+          <span class="tpl-spacer" />
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+          <ActionButton scope="templates:write" type="submit" class="primary" disabled={saving}>
+            {saving ? 'Saving…' : base ? 'Save as a new version' : 'Create template'}
+          </ActionButton>
+        </div>
+      </form>
+    </PlacementContext.Provider>
+  );
+}
+
+function PageEditor({
+  page,
+  p,
+  count,
+  draft,
+  updatePage,
+  updateField,
+  restructureFields,
+  restructure,
+}: {
+  page: DraftPage;
+  p: number;
+  count: number;
+  draft: Draft;
+  updatePage(change: Partial<DraftPage>): void;
+  updateField(f: number, change: Partial<DraftField>): void;
+  restructureFields(update: (fields: DraftField[]) => DraftField[]): void;
+  restructure(update: (pages: DraftPage[]) => DraftPage[]): void;
+}) {
+  const n = p + 1;
+  const pointer = `/pages/${p}`;
+  const fieldsPointer = `${pointer}/inputFields`;
+  return (
+    <fieldset class="panel tpl-page" data-pointer={pointer}>
+      <legend>Page {n}</legend>
+      <GroupMessage pointer={pointer} />
+      <div class="tpl-page-head">
         <TextInput
-          pointer="/name"
-          label="Template name"
-          value={name}
-          error={error}
-          onInput={setName}
+          pointer={`${pointer}/name`}
+          prefix={`Page ${n}: `}
+          label="Name"
+          value={page.name}
+          onInput={(name) => updatePage({ name })}
+        />
+        <TextInput
+          pointer={`${pointer}/dueInHours`}
+          prefix={`Page ${n}: `}
+          label="Due in hours (optional)"
+          inputMode="decimal"
+          value={page.dueInHours}
+          onInput={(dueInHours) => updatePage({ dueInHours })}
         />
       </div>
-      <h2 id="tpl-pages-heading">Pages</h2>
-      <FieldMessage id="tpl-pages-error" message={fieldError(error, '/pages')} />
-      <ol class="tpl-pages" aria-labelledby="tpl-pages-heading">
-        {pages.map((page, p) => {
-          const n = p + 1;
-          const fieldsPointer = `/pages/${p}/inputFields`;
-          return (
-            <li key={page.key}>
-              <fieldset class="panel tpl-page">
-                <legend>Page {n}</legend>
-                <div class="tpl-page-head">
-                  <TextInput
-                    pointer={`/pages/${p}/name`}
-                    prefix={`Page ${n}: `}
-                    label="Name"
-                    value={page.name}
-                    error={error}
-                    onInput={(value) => updatePage(p, { name: value })}
-                  />
-                  <TextInput
-                    pointer={`/pages/${p}/dueInHours`}
-                    prefix={`Page ${n}: `}
-                    label="Due in hours (optional)"
-                    inputMode="decimal"
-                    value={page.due}
-                    error={error}
-                    onInput={(value) => updatePage(p, { due: value })}
-                  />
-                </div>
-                <h3 class="tpl-fields-heading">Input fields</h3>
-                <FieldMessage
-                  id={`${idOf(fieldsPointer)}-error`}
-                  message={fieldError(error, fieldsPointer)}
-                />
-                {page.fields.length === 0 && <p class="muted">No input fields on this page.</p>}
-                <ol class="tpl-fields">
-                  {page.fields.map((field, f) => {
-                    const m = f + 1;
-                    const where = `Page ${n}, field ${m}: `;
-                    const pointer = `${fieldsPointer}/${f}`;
-                    return (
-                      <li key={field.key} class="tpl-field">
-                        <TextInput
-                          pointer={`${pointer}/inputId`}
-                          prefix={where}
-                          label="Input id"
-                          value={field.inputId}
-                          error={error}
-                          onInput={(value) => updateField(p, f, { inputId: value })}
-                        />
-                        <TextInput
-                          pointer={`${pointer}/fieldName`}
-                          prefix={where}
-                          label="Field name"
-                          value={field.fieldName}
-                          error={error}
-                          onInput={(value) => updateField(p, f, { fieldName: value })}
-                        />
-                        <div class="tpl-field-tail">
-                          <label class="check">
-                            <input
-                              type="checkbox"
-                              checked={field.required}
-                              onChange={(event) =>
-                                updateField(p, f, { required: event.currentTarget.checked })
-                              }
-                            />
-                            <span class="tpl-sr">{where}</span>Required
-                          </label>
-                          <FieldMessage
-                            id={`${idOf(`${pointer}/required`)}-error`}
-                            message={fieldError(error, `${pointer}/required`)}
-                          />
-                          <span class="tpl-moves">
-                            <button
-                              type="button"
-                              disabled={f === 0}
-                              onClick={() => restructureFields(p, (all) => move(all, f, f - 1))}
-                            >
-                              Move<span class="tpl-sr">{` page ${n}, field ${m}`}</span> up
-                            </button>
-                            <button
-                              type="button"
-                              disabled={f === page.fields.length - 1}
-                              onClick={() => restructureFields(p, (all) => move(all, f, f + 1))}
-                            >
-                              Move<span class="tpl-sr">{` page ${n}, field ${m}`}</span> down
-                            </button>
-                            <button
-                              type="button"
-                              onClick={() =>
-                                restructureFields(p, (all) => all.filter((_, j) => j !== f))
-                              }
-                            >
-                              Remove<span class="tpl-sr">{` page ${n}, field ${m}`}</span>
-                            </button>
-                          </span>
-                        </div>
-                      </li>
-                    );
-                  })}
-                </ol>
-                <div class="tpl-page-actions">
-                  <button
-                    type="button"
-                    onClick={() => restructureFields(p, (all) => [...all, newField()])}
-                  >
-                    Add a field<span class="tpl-sr"> to page {n}</span>
-                  </button>
-                  <span class="tpl-moves">
-                    <button
-                      type="button"
-                      disabled={p === 0}
-                      onClick={() => restructure((all) => move(all, p, p - 1))}
-                    >
-                      Move page<span class="tpl-sr">{` ${n}`}</span> up
-                    </button>
-                    <button
-                      type="button"
-                      disabled={p === pages.length - 1}
-                      onClick={() => restructure((all) => move(all, p, p + 1))}
-                    >
-                      Move page<span class="tpl-sr">{` ${n}`}</span> down
-                    </button>
-                    <button
-                      type="button"
-                      onClick={() => restructure((all) => all.filter((_, i) => i !== p))}
-                    >
-                      Remove page<span class="tpl-sr">{` ${n}`}</span>
-                    </button>
-                  </span>
-                </div>
-              </fieldset>
-            </li>
-          );
-        })}
+      <Group
+        pointer={`${pointer}/due`}
+        legend={
+          <>
+            <span class="tpl-sr">Page {n}: </span>Relative due time (instead of hours)
+          </>
+        }
+        class="tpl-due-group"
+      >
+        <DueInputs
+          pointer={`${pointer}/due`}
+          prefix={`Page ${n}: `}
+          due={page.due}
+          draft={draft}
+          optional
+          onChange={(change) => updatePage({ due: { ...page.due, ...change } })}
+        />
+      </Group>
+      <h3 class="tpl-fields-heading">Input fields</h3>
+      <GroupMessage pointer={fieldsPointer} />
+      {page.fields.length === 0 && <p class="muted">No input fields on this page.</p>}
+      <ol class="tpl-fields" data-pointer={fieldsPointer}>
+        {page.fields.map((field, f) => (
+          <FieldEditor
+            key={field.key}
+            field={field}
+            pointer={`${fieldsPointer}/${f}`}
+            where={`Page ${n}, field ${f + 1}: `}
+            name={`page ${n}, field ${f + 1}`}
+            first={f === 0}
+            last={f === page.fields.length - 1}
+            update={(change) => updateField(f, change)}
+            restructure={(update) => restructureFields((all) => update(all, f))}
+          />
+        ))}
       </ol>
-      <div class="buttons tpl-editor-buttons">
-        <button type="button" onClick={() => restructure((all) => [...all, newPage()])}>
-          Add a page
+      <div class="tpl-page-actions">
+        <button type="button" onClick={() => restructureFields((all) => [...all, newField()])}>
+          Add a field<span class="tpl-sr"> to page {n}</span>
         </button>
-        <span class="tpl-spacer" />
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <ActionButton scope="templates:write" type="submit" class="primary" disabled={saving}>
-          {saving ? 'Saving…' : base ? 'Save as a new version' : 'Create template'}
-        </ActionButton>
+        <span class="tpl-moves">
+          <button
+            type="button"
+            disabled={p === 0}
+            onClick={() => restructure((all) => move(all, p, p - 1))}
+          >
+            Move page<span class="tpl-sr">{` ${n}`}</span> up
+          </button>
+          <button
+            type="button"
+            disabled={p === count - 1}
+            onClick={() => restructure((all) => move(all, p, p + 1))}
+          >
+            Move page<span class="tpl-sr">{` ${n}`}</span> down
+          </button>
+          <button type="button" onClick={() => restructure((all) => all.filter((_, i) => i !== p))}>
+            Remove page<span class="tpl-sr">{` ${n}`}</span>
+          </button>
+        </span>
       </div>
-    </form>
+    </fieldset>
+  );
+}
+
+function FieldEditor({
+  field,
+  pointer,
+  where,
+  name,
+  first,
+  last,
+  update,
+  restructure,
+}: {
+  field: DraftField;
+  pointer: string;
+  /** "Page 1, field 2: ", read before each label. */
+  where: string;
+  /** "page 1, field 2", read in the buttons' names. */
+  name: string;
+  first: boolean;
+  last: boolean;
+  update(change: Partial<DraftField>): void;
+  restructure(update: (fields: DraftField[], f: number) => DraftField[]): void;
+}) {
+  const t = takes(field.type);
+  const defaultPointer = `${pointer}/default`;
+  const defaultMessage = useMessageAt(defaultPointer);
+  return (
+    <li class="tpl-field" data-pointer={pointer}>
+      <TextInput
+        pointer={`${pointer}/inputId`}
+        prefix={where}
+        label="Input id"
+        value={field.inputId}
+        onInput={(inputId) => update({ inputId })}
+      />
+      <TextInput
+        pointer={`${pointer}/fieldName`}
+        prefix={where}
+        label="Field name"
+        value={field.fieldName}
+        onInput={(fieldName) => update({ fieldName })}
+      />
+      <div class="tpl-field-tail">
+        <CheckInput
+          pointer={`${pointer}/required`}
+          prefix={where}
+          label="Required"
+          checked={field.required}
+          onChange={(required) => update({ required })}
+        />
+        <span class="tpl-moves">
+          <button
+            type="button"
+            disabled={first}
+            onClick={() => restructure((all, f) => move(all, f, f - 1))}
+          >
+            Move<span class="tpl-sr">{` ${name}`}</span> up
+          </button>
+          <button
+            type="button"
+            disabled={last}
+            onClick={() => restructure((all, f) => move(all, f, f + 1))}
+          >
+            Move<span class="tpl-sr">{` ${name}`}</span> down
+          </button>
+          <button
+            type="button"
+            onClick={() => restructure((all, f) => all.filter((_, j) => j !== f))}
+          >
+            Remove<span class="tpl-sr">{` ${name}`}</span>
+          </button>
+        </span>
+      </div>
+      <div class="tpl-field-more">
+        <SelectInput
+          pointer={`${pointer}/type`}
+          prefix={where}
+          label="Type"
+          value={field.type ?? 'text'}
+          options={TYPES}
+          onChange={(type: FieldType) => update({ type })}
+        />
+        {t.options && (
+          <TextInput
+            pointer={`${pointer}/options`}
+            prefix={where}
+            label="Options, one per line"
+            multiline
+            value={field.options}
+            onInput={(options) => update({ options })}
+          />
+        )}
+        {t.number && (
+          <>
+            <TextInput
+              pointer={`${pointer}/min`}
+              prefix={where}
+              label="Minimum"
+              inputMode="decimal"
+              value={field.min}
+              onInput={(min) => update({ min })}
+            />
+            <TextInput
+              pointer={`${pointer}/max`}
+              prefix={where}
+              label="Maximum"
+              inputMode="decimal"
+              value={field.max}
+              onInput={(max) => update({ max })}
+            />
+            <CheckInput
+              pointer={`${pointer}/integer`}
+              prefix={where}
+              label="Whole numbers only"
+              checked={field.integer}
+              onChange={(integer) => update({ integer })}
+            />
+          </>
+        )}
+        {t.text && (
+          <>
+            <TextInput
+              pointer={`${pointer}/minLength`}
+              prefix={where}
+              label="Minimum length"
+              inputMode="numeric"
+              value={field.minLength}
+              onInput={(minLength) => update({ minLength })}
+            />
+            <TextInput
+              pointer={`${pointer}/maxLength`}
+              prefix={where}
+              label="Maximum length"
+              inputMode="numeric"
+              value={field.maxLength}
+              onInput={(maxLength) => update({ maxLength })}
+            />
+            <TextInput
+              pointer={`${pointer}/pattern`}
+              prefix={where}
+              label="Pattern"
+              help="RE2: the whole value must match"
+              value={field.pattern}
+              onInput={(pattern) => update({ pattern })}
+            />
+          </>
+        )}
+        <FieldInput
+          id={idOf(defaultPointer)}
+          anchor={defaultPointer}
+          label={
+            <>
+              <span class="tpl-sr">{where}</span>Default
+            </>
+          }
+          field={{ type: field.type, options: optionsOf(field) }}
+          value={field.default}
+          message={defaultMessage}
+          onValue={(value) => update({ default: value })}
+        />
+        <TextInput
+          pointer={`${pointer}/placeholder`}
+          prefix={where}
+          label="Placeholder"
+          value={field.placeholder}
+          onInput={(placeholder) => update({ placeholder })}
+        />
+        <TextInput
+          pointer={`${pointer}/help`}
+          prefix={where}
+          label="Help text"
+          value={field.help}
+          onInput={(help) => update({ help })}
+        />
+      </div>
+      <GroupMessage pointer={pointer} />
+    </li>
   );
 }

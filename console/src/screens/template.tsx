@@ -3,10 +3,15 @@
 // (/templates/new) or a new version (?edit=1, prefilled from the version shown). A save shows
 // the version saved, at its own URL, without a reload.
 import { useState } from 'preact/hooks';
+import { TYPE_WORDS, valueWords } from '../field-types.js';
 import { href, navigate, type Location } from '../router.js';
+import { dueWords, fieldsOf, ruleLabel, ruleWords, type Fields } from '../rule-words.js';
 import {
   actorName,
+  type Rule,
+  type RuleAction,
   type TemplateDetail,
+  type TemplateField,
   type TemplatePage,
   type TemplateVersion,
 } from '../types-templates.js';
@@ -163,6 +168,7 @@ function TemplateView({
     }
   };
 
+  const fields = fieldsOf(data.pages);
   return (
     <>
       <ScreenHeader title={data.name}>
@@ -238,15 +244,84 @@ function TemplateView({
       <ol class="tpl-pages">
         {data.pages.map((page, p) => (
           <li key={page.name}>
-            <PageView page={page} number={p + 1} />
+            <PageView
+              page={page}
+              number={p + 1}
+              fields={fields}
+              decided={decidedBy(data.rules ?? [], page.name)}
+            />
           </li>
         ))}
       </ol>
+      <section class="panel" aria-labelledby="tpl-rules-heading">
+        <h2 id="tpl-rules-heading">Rules</h2>
+        {data.rules?.length ? (
+          <ol class="tpl-rules-view">
+            {data.rules.map((rule, r) => (
+              <li key={r}>
+                <strong>
+                  Rule {r + 1}
+                  {rule.name && <>, “{rule.name}”</>}:
+                </strong>{' '}
+                {ruleWords(rule, fields)}
+              </li>
+            ))}
+          </ol>
+        ) : (
+          <Empty>No rules: every page is shown.</Empty>
+        )}
+      </section>
     </>
   );
 }
 
-function PageView({ page, number }: { page: TemplatePage; number: number }) {
+/** A field's type's limits and its extras, in words. */
+function fieldDetails(field: TemplateField): string[] {
+  const details: string[] = [];
+  if (field.options) details.push(`options: ${field.options.join(', ')}`);
+  if (field.min !== undefined) details.push(`at least ${field.min}`);
+  if (field.max !== undefined) details.push(`at most ${field.max}`);
+  if (field.integer) details.push('whole numbers');
+  if (field.minLength !== undefined) details.push(`at least ${field.minLength} characters`);
+  if (field.maxLength !== undefined) details.push(`at most ${field.maxLength} characters`);
+  if (field.pattern !== undefined) details.push(`matches ${field.pattern}`);
+  if (field.default) details.push(`default: ${valueWords(field.type, field.default)}`);
+  if (field.placeholder) details.push(`placeholder: “${field.placeholder}”`);
+  if (field.help) details.push(`help: “${field.help}”`);
+  return details;
+}
+
+/** What the rules decide of a page, in words ("Shown only when rule 1 applies."). */
+function decidedBy(rules: Rule[], page: string): string[] {
+  const acting = (action: RuleAction['action']) =>
+    rules.flatMap((rule, r) =>
+      rule.then.some((a) => a.action === action && a.page === page)
+        ? [ruleLabel(r, rule.name)]
+        : [],
+    );
+  const words: string[] = [];
+  const shown = acting('show_page');
+  const hidden = acting('hide_page');
+  const due = acting('set_due');
+  const assigned = acting('assign');
+  if (shown.length) words.push(`Shown only when ${shown.join(' or ')} applies.`);
+  if (hidden.length) words.push(`Skipped when ${hidden.join(' or ')} applies.`);
+  if (due.length) words.push(`Its due time may be set by ${due.join(' or ')}.`);
+  if (assigned.length) words.push(`Its assignee may be chosen by ${assigned.join(' or ')}.`);
+  return words;
+}
+
+function PageView({
+  page,
+  number,
+  fields,
+  decided,
+}: {
+  page: TemplatePage;
+  number: number;
+  fields: Fields;
+  decided: string[];
+}) {
   const headingId = `tpl-page-${number}`;
   return (
     <section class="panel tpl-page" aria-labelledby={headingId}>
@@ -254,9 +329,12 @@ function PageView({ page, number }: { page: TemplatePage; number: number }) {
         Page {number}: {page.name}
       </h3>
       <p class="muted">
-        {page.dueInHours === undefined
-          ? 'No due time.'
-          : `Due ${page.dueInHours} ${page.dueInHours === 1 ? 'hour' : 'hours'} after its step starts.`}
+        {page.due
+          ? `Due ${dueWords(page.due, fields)}.`
+          : page.dueInHours === undefined
+            ? 'No due time.'
+            : `Due ${page.dueInHours} ${page.dueInHours === 1 ? 'hour' : 'hours'} after its step starts.`}
+        {decided.map((words) => ` ${words}`)}
       </p>
       {page.inputFields.length === 0 ? (
         <Empty>No input fields.</Empty>
@@ -267,7 +345,9 @@ function PageView({ page, number }: { page: TemplatePage; number: number }) {
             <tr>
               <th scope="col">Input id</th>
               <th scope="col">Field name</th>
+              <th scope="col">Type</th>
               <th scope="col">Required</th>
+              <th scope="col">Details</th>
             </tr>
           </thead>
           <tbody>
@@ -277,7 +357,11 @@ function PageView({ page, number }: { page: TemplatePage; number: number }) {
                   <code>{field.inputId}</code>
                 </td>
                 <td data-label="Field name">{field.fieldName}</td>
+                <td data-label="Type">{TYPE_WORDS[field.type ?? 'text']}</td>
                 <td data-label="Required">{field.required ? 'required' : 'optional'}</td>
+                <td data-label="Details">
+                  {fieldDetails(field).join('; ') || <span class="muted">—</span>}
+                </td>
               </tr>
             ))}
           </tbody>

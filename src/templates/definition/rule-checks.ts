@@ -49,7 +49,8 @@ export function checkRules(definition: TemplateDefinition): void {
 }
 
 function ruleLabel(rule: Rule, i: number): string {
-  return rule.name === undefined ? `rule ${i}` : `rule ${i} (${JSON.stringify(rule.name)})`;
+  // Named by its place in `rules` (as `field` points at it), and by its name when it has one.
+  return rule.name === undefined ? `rules[${i}]` : `rules[${i}] (${JSON.stringify(rule.name)})`;
 }
 
 /** A name or value quoted for a message, cut short: a literal may be 10,000 characters. */
