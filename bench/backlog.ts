@@ -61,6 +61,23 @@ export async function seedBacklog(
   }
 }
 
+/**
+ * A prefix's turns, given as the API gives them (RunNotifier: an organization's turn), for
+ * runs stored by the bench: open once, notify as often as needed, close at the end.
+ */
+export async function openTurns(prefix: string): Promise<{
+  notify: (organizationId: string) => Promise<boolean>;
+  close: () => Promise<void>;
+}> {
+  const config = benchConfig(prefix);
+  const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-turns');
+  const notifier = new RunNotifier(
+    new KindQueue('applyRuns', applyRunsJob, queue, createLogger('warn'), 30_000),
+  );
+  await queue.waitUntilReady();
+  return { notify: (organizationId) => notifier.notify(organizationId), close: () => queue.close() };
+}
+
 /** The organization's runs still waiting for a worker (a range of its pending index). */
 export async function countPending(db: Db, organizationId: string): Promise<number> {
   const [rows] = (await db.raw(

@@ -26,7 +26,8 @@ const scriptPath = (script: string) =>
   join(script.startsWith('bench/') ? DIST : SERVICE_DIST, script);
 
 const running = new Set<BenchProcess>();
-const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** Node flags of the worker processes (BENCH_WORKER_NODE_ARGS, e.g. --cpu-prof). */
+export const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 export class BenchProcess {
   readonly exited: Promise<number | null>;

@@ -19,6 +19,11 @@ import {
 } from './phases/cold-start.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
 import type { RetentionPhaseResult } from './phases/retention.js';
+import {
+  RULES_EXTRA_SELECTS_LIMIT,
+  RULES_RATIO_LIMIT,
+  type RulesPhaseResult,
+} from './phases/rules.js';
 import { SEEDED_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
 import type { WebhookPhaseResult } from './phases/webhook-delivery.js';
@@ -57,6 +62,7 @@ export interface Figures {
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
   replica?: ReplicaPhaseResult;
+  rules?: RulesPhaseResult;
   memory: MemoryTracker;
 }
 
@@ -581,6 +587,8 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     }
   }
 
+  if (f.rules) rows.push(...rulesRows(f.rules, target));
+
   const m = f.memory;
   const base = m.baseline;
   const later = m.highestLater;
@@ -742,4 +750,120 @@ function floorRows(floor: FloorPhaseResult, steady?: SteadyRound): Row[] {
     result: '',
   });
   return rows;
+}
+
+/**
+ * The rules phase's rows: A (typed fields and rules) against B (the same fields, no rules) for
+ * the API's CPU per create and the worker's per step applied, each with its target; C (the
+ * fields untyped) beside B, for what typing costs; the SELECTs each sends; the checks.
+ */
+function rulesRows(
+  r: RulesPhaseResult,
+  target: (name: string, value: number, limit: string, pass: boolean) => string,
+): Row[] {
+  const m = r.median;
+  const limit = `<= ${RULES_RATIO_LIMIT}`;
+  const what = `${r.fields} typed fields over ${r.pages} pages`;
+  const three = (values: Record<'A' | 'B' | 'C', number>, digits: number) =>
+    `${fmt(values.A, digits)} / ${fmt(values.B, digits)} / ${fmt(values.C, digits)}`;
+  const extraList = (shapes: Record<string, number>) =>
+    Object.keys(shapes).length === 0
+      ? 'none'
+      : Object.entries(shapes)
+          .map(([shape, n]) => `${n} × ${shape.length > 70 ? `${shape.slice(0, 70)}…` : shape}`)
+          .join('; ');
+  const c = r.checks;
+  const counts = (k: 'A' | 'B' | 'C') =>
+    `${c.created[k]} / ${c.started[k]} / ${c.applied[k]} (${c.skipped[k]})`;
+  return [
+    {
+      measure: `rules: API CPU µs per create, ${what} and ${r.rules} rules (A) vs without rules (B), median of ${r.sizes.createRounds} rounds`,
+      service: fmt(m.apiUsPerCreate.A, 0),
+      baseline: fmt(m.apiUsPerCreate.B, 0),
+      ratio: fmt(r.ratio.apiPerCreate, 2),
+      target: limit,
+      result: target(
+        'rules: API CPU per create, with rules ÷ without',
+        r.ratio.apiPerCreate,
+        limit,
+        r.ratio.apiPerCreate <= RULES_RATIO_LIMIT,
+      ),
+    },
+    compared(
+      `  the same, typed (B) vs the same fields untyped (C): what typing costs`,
+      m.apiUsPerCreate.B,
+      m.apiUsPerCreate.C,
+      0,
+    ),
+    {
+      measure: 'rules: creates/s, median round, A / B / C (p99 ms)',
+      service: three(m.createsPerSecond, 0),
+      baseline: three(m.createP99Ms, 1),
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    },
+    {
+      measure: `rules: worker CPU µs per step applied (A: pages passed over, due in business days, assigned from a field) vs B, median of ${r.sizes.drainRounds} drains of ${r.drains[0]?.steps ?? '-'}`,
+      service: fmt(m.workerUsPerStep.A, 0),
+      baseline: fmt(m.workerUsPerStep.B, 0),
+      ratio: fmt(r.ratio.workerPerStep, 2),
+      target: limit,
+      result: target(
+        'rules: worker CPU per step applied, with rules ÷ without',
+        r.ratio.workerPerStep,
+        limit,
+        r.ratio.workerPerStep <= RULES_RATIO_LIMIT,
+      ),
+    },
+    compared('  the same, B vs C', m.workerUsPerStep.B, m.workerUsPerStep.C, 0),
+    {
+      measure: 'rules: steps applied/s, median drain, A / B / C',
+      service: three(m.stepsPerSecond, 0),
+      baseline: '',
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    },
+    {
+      measure: `rules: SELECTs the API sent per create, A vs B (C); of shapes B and C never sent: ${extraList(r.extraSelects.api)}`,
+      service: fmt(m.selectsPerCreate.A, 3),
+      baseline: `${fmt(m.selectsPerCreate.B, 3)} (${fmt(m.selectsPerCreate.C, 3)})`,
+      ratio: '',
+      target: `those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
+      result: target(
+        'rules: API SELECTs per create that only rules send',
+        r.extraSelects.perCreate,
+        `<= ${RULES_EXTRA_SELECTS_LIMIT}`,
+        r.extraSelects.perCreate <= RULES_EXTRA_SELECTS_LIMIT,
+      ),
+    },
+    {
+      measure: `rules: SELECTs the worker sent per step applied, A vs B (C); of shapes B and C never sent: ${extraList(r.extraSelects.worker)}`,
+      service: fmt(m.selectsPerStep.A, 4),
+      baseline: `${fmt(m.selectsPerStep.B, 4)} (${fmt(m.selectsPerStep.C, 4)})`,
+      ratio: '',
+      target: `those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
+      result: target(
+        'rules: worker SELECTs per step applied that only rules send',
+        r.extraSelects.perStep,
+        `<= ${RULES_EXTRA_SELECTS_LIMIT}`,
+        r.extraSelects.perStep <= RULES_EXTRA_SELECTS_LIMIT,
+      ),
+    },
+    {
+      measure:
+        'rules: runs created / created and started / steps applied (pages passed over), A; B; C',
+      service: counts('A'),
+      baseline: `${counts('B')}; ${counts('C')}`,
+      ratio: '',
+      target: 'as designed',
+      result: target(
+        'rules: checks not as designed',
+        c.problems.length,
+        '= 0',
+        c.problems.length === 0,
+      ),
+    },
+  ];
 }

@@ -8,7 +8,8 @@
 //
 // Options: --quick (about a minute, smaller sizes),
 // --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,retention,stream,replica,
-// procs (some phases),
+// procs,rules (some phases; rules: templates with 200 typed fields and 50 rules against the same
+// without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
 // (run the API and worker of another build, to compare two versions), BENCH_API_NODE_ARGS /
@@ -50,6 +51,7 @@ import { measureReplica } from './phases/replica.js';
 import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
 import { measureApiProcesses } from './phases/api-processes.js';
 import { measureColdStart } from './phases/cold-start.js';
+import { measureRules, RULES_RATIO_LIMIT, rulesSizes } from './phases/rules.js';
 import {
   freePort,
   killAllNow,
@@ -88,7 +90,8 @@ const runs = (
     | 'retention'
     | 'stream'
     | 'replica'
-    | 'procs',
+    | 'procs'
+    | 'rules',
 ) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -176,9 +179,10 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const creating = await createTenant(db, 'Bench organization Y (creates)');
     const expiring = await createTenant(db, 'Bench organization A (retention)');
     const retentionCreating = await createTenant(db, 'Bench organization B (creates)');
+    const rulesTenant = await createTenant(db, 'Bench rules organization');
     tenantKeyIds.push(
       ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
-      ...[cancelled, creating, expiring, retentionCreating].map((t) => t.keyId),
+      ...[cancelled, creating, expiring, retentionCreating, rulesTenant].map((t) => t.keyId),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -501,6 +505,23 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       } finally {
         await Promise.all([one.proc.stop(), two.proc.stop()]);
       }
+    }
+    if (runs('rules')) {
+      const sizes = rulesSizes(settings);
+      log(
+        `\n[rules] creates of a template with 200 typed fields and 50 rules (A), the same fields without rules (B) and untyped (C): ${sizes.createRounds} rounds of ${sizes.createSeconds} s at ${sizes.connections} connections (ABC, CBA, …); then one worker draining ${sizes.drainRuns} step completions of each, ${sizes.drainRounds} times (an API and a worker of the phase's own); targets: API CPU per create and worker CPU per step applied, A ÷ B <= ${RULES_RATIO_LIMIT} (t=${elapsed()} s)`,
+      );
+      // An API and a worker of its own, each counting the statements it sends.
+      figures.rules = await measureRules({
+        db,
+        tenant: rulesTenant,
+        env: serviceEnv(PREFIXES.api),
+        apiPrefix: PREFIXES.api,
+        workerPrefix: PREFIXES.workerPhase,
+        apiNodeArgs: API_NODE_ARGS,
+        sizes,
+        log,
+      });
     }
     log(
       `\nAPI RSS MiB after each phase: ${memory.samples.map((s) => `${s.label} ${s.rssMiB}`).join(', ')}`,

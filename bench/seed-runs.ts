@@ -73,7 +73,7 @@ export async function seedRuns(db: Db, tenant: Tenant, count: number): Promise<n
  * prefix, then a counter, so they are unique and arrive in index order like the service's
  * time-ordered ids.
  */
-async function copyRun(
+export async function copyRun(
   db: Db,
   prototypeId: string,
   count: number,

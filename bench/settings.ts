@@ -68,6 +68,14 @@ export interface BenchSettings {
   coldEchoSeconds: number;
   /** Runs created and started by the write floor phase at each batch size. */
   floorRuns: number;
+  /**
+   * The rules phase: rounds of creates (each round loads templates A, B and C once, for
+   * createSeconds each, in the order ABC, then CBA, …); step completions owed in each drain of
+   * the worker, and drains of each template.
+   */
+  rulesCreateRounds: number;
+  rulesDrainRuns: number;
+  rulesDrainRounds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -104,6 +112,9 @@ export const FULL: BenchSettings = {
   coldSeconds: 8,
   coldEchoSeconds: 2,
   floorRuns: 12_000,
+  rulesCreateRounds: 5,
+  rulesDrainRuns: 10_500,
+  rulesDrainRounds: 3,
 };
 
 export const QUICK: BenchSettings = {
@@ -140,6 +151,9 @@ export const QUICK: BenchSettings = {
   coldSeconds: 8,
   coldEchoSeconds: 2,
   floorRuns: 4_000,
+  rulesCreateRounds: 3,
+  rulesDrainRuns: 4_200,
+  rulesDrainRounds: 2,
 };
 
 const mysqlBase = new URL(
