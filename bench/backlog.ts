@@ -75,7 +75,10 @@ export async function openTurns(prefix: string): Promise<{
     new KindQueue('applyRuns', applyRunsJob, queue, createLogger('warn'), 30_000),
   );
   await queue.waitUntilReady();
-  return { notify: (organizationId) => notifier.notify(organizationId), close: () => queue.close() };
+  return {
+    notify: (organizationId) => notifier.notify(organizationId),
+    close: () => queue.close(),
+  };
 }
 
 /** The organization's runs still waiting for a worker (a range of its pending index). */

@@ -27,7 +27,9 @@ const scriptPath = (script: string) =>
 
 const running = new Set<BenchProcess>();
 /** Node flags of the worker processes (BENCH_WORKER_NODE_ARGS, e.g. --cpu-prof). */
-export const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+export const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '')
+  .split(' ')
+  .filter(Boolean);
 
 export class BenchProcess {
   readonly exited: Promise<number | null>;

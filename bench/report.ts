@@ -766,12 +766,16 @@ function rulesRows(
   const what = `${r.fields} typed fields over ${r.pages} pages`;
   const three = (values: Record<'A' | 'B' | 'C', number>, digits: number) =>
     `${fmt(values.A, digits)} / ${fmt(values.B, digits)} / ${fmt(values.C, digits)}`;
-  const extraList = (shapes: Record<string, number>) =>
-    Object.keys(shapes).length === 0
-      ? 'none'
-      : Object.entries(shapes)
-          .map(([shape, n]) => `${n} × ${shape.length > 70 ? `${shape.slice(0, 70)}…` : shape}`)
-          .join('; ');
+  // The statements only A's rounds sent, at a rate above the limit (the rest: a timer of the
+  // process that fell in A's rounds only).
+  const extraList = (perShape: Record<string, number>) => {
+    const over = Object.entries(perShape).filter(([, rate]) => rate > RULES_EXTRA_SELECTS_LIMIT);
+    const under = Object.keys(perShape).length - over.length;
+    const named = over.map(
+      ([shape, rate]) => `${rate} × ${shape.length > 70 ? `${shape.slice(0, 70)}…` : shape}`,
+    );
+    return [...named, ...(under > 0 ? [`${under} rarer`] : [])].join('; ') || 'none';
+  };
   const c = r.checks;
   const counts = (k: 'A' | 'B' | 'C') =>
     `${c.created[k]} / ${c.started[k]} / ${c.applied[k]} (${c.skipped[k]})`;
@@ -826,26 +830,26 @@ function rulesRows(
       result: '',
     },
     {
-      measure: `rules: SELECTs the API sent per create, A vs B (C); of shapes B and C never sent: ${extraList(r.extraSelects.api)}`,
+      measure: `rules: SELECTs the API sent per create, A vs B (C); per create, those B and C never sent: ${extraList(r.extraSelects.api)}`,
       service: fmt(m.selectsPerCreate.A, 3),
       baseline: `${fmt(m.selectsPerCreate.B, 3)} (${fmt(m.selectsPerCreate.C, 3)})`,
       ratio: '',
-      target: `those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
+      target: `each of those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
       result: target(
-        'rules: API SELECTs per create that only rules send',
+        'rules: API SELECTs per create of a statement only rules send',
         r.extraSelects.perCreate,
         `<= ${RULES_EXTRA_SELECTS_LIMIT}`,
         r.extraSelects.perCreate <= RULES_EXTRA_SELECTS_LIMIT,
       ),
     },
     {
-      measure: `rules: SELECTs the worker sent per step applied, A vs B (C); of shapes B and C never sent: ${extraList(r.extraSelects.worker)}`,
+      measure: `rules: SELECTs the worker sent per step applied, A vs B (C); per step, those B and C never sent: ${extraList(r.extraSelects.worker)}`,
       service: fmt(m.selectsPerStep.A, 4),
       baseline: `${fmt(m.selectsPerStep.B, 4)} (${fmt(m.selectsPerStep.C, 4)})`,
       ratio: '',
-      target: `those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
+      target: `each of those <= ${RULES_EXTRA_SELECTS_LIMIT}`,
       result: target(
-        'rules: worker SELECTs per step applied that only rules send',
+        'rules: worker SELECTs per step applied of a statement only rules send',
         r.extraSelects.perStep,
         `<= ${RULES_EXTRA_SELECTS_LIMIT}`,
         r.extraSelects.perStep <= RULES_EXTRA_SELECTS_LIMIT,

@@ -6,6 +6,7 @@
 //   SEEDED_FILTERS).
 // - seedFinishedRuns (retention): completed runs, finished at a given time in the past, each
 //   with the history a completed run has (its run_events rows, copied with it).
+// - copyRun itself (rules): copies of a run owing a step's completion, for a worker to drain.
 import { SYSTEM } from '../src/audit/actor.js';
 import type { Db } from '../src/db.js';
 import { newId } from '../src/lib/ids.js';
