@@ -92,7 +92,7 @@ const runService = new RunService(
   runs,
   new RunNotifier(queues.get('applyRuns')),
   log,
-  (organizationId) => settings.timeZone(organizationId),
+  (organizationId) => settings.cachedTimeZone(organizationId),
 );
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookService = new WebhookService(

@@ -40,8 +40,13 @@ const settingsOf = (row: SettingsRow | undefined): OrganizationSettings => ({
   timeZone: row?.time_zone ?? undefined,
 });
 
+/** How long a process uses an organization's time zone as read before reading it again. */
+export const TIME_ZONE_CACHE_MS = 10_000;
+const ZONE_CACHE_LIMIT = 10_000;
+
 export class SettingsStore {
   private readonly timeZones: Batcher<string, string>;
+  private readonly zoneCache = new Map<string, { zone: string; until: number }>();
 
   constructor(
     private readonly db: Db,
@@ -62,9 +67,26 @@ export class SettingsStore {
     return settingsOf(row);
   }
 
-  /** The organization's time zone, for its new runs' due times: UTC when unset or unknown. */
+  /** The organization's time zone, read now: UTC when unset or unknown. */
   timeZone(organizationId: string): Promise<string> {
     return this.timeZones.submit(organizationId);
+  }
+
+  /**
+   * The organization's time zone for its new runs' due times, as read at most
+   * TIME_ZONE_CACHE_MS ago: a create of a run that counts days needs it, and reading it for
+   * each such create would make every create of such a template pay a read. A change made
+   * through this process is seen at once; one made through another API process within that
+   * time (docs/templates.md says so).
+   */
+  async cachedTimeZone(organizationId: string): Promise<string> {
+    const now = Date.now();
+    const hit = this.zoneCache.get(organizationId);
+    if (hit && hit.until > now) return hit.zone;
+    const zone = await this.timeZones.submit(organizationId);
+    if (this.zoneCache.size >= ZONE_CACHE_LIMIT) this.zoneCache.clear();
+    this.zoneCache.set(organizationId, { zone, until: now + TIME_ZONE_CACHE_MS });
+    return zone;
   }
 
   /**
@@ -78,7 +100,9 @@ export class SettingsStore {
     now: Date,
     key: (settings: OrganizationSettings) => IdempotencyRecord | undefined,
   ): Promise<OrganizationSettings> {
-    return writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+    // This process's new runs use a new zone at once (others within TIME_ZONE_CACHE_MS): the
+    // entry is dropped once the change is committed, so a read made meanwhile is not kept.
+    const committed = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const [row] = (await query(
         'SELECT run_retention_days, time_zone FROM organizations WHERE id = ? FOR UPDATE',
         [organizationId],
@@ -122,6 +146,8 @@ export class SettingsStore {
       if (keySql) await query(keySql);
       return after;
     });
+    this.zoneCache.delete(organizationId);
+    return committed;
   }
 
   /**

@@ -5,6 +5,7 @@
 // organization's retention are deleted by the worker's retention job (the clock is the test's:
 // runs are made to have finished long ago), with the delivery log and audit entries as old.
 import { expect } from 'chai';
+import { SYSTEM } from '../../src/audit/actor.js';
 import { SettingsStore } from '../../src/retention/settings-store.js';
 import { WebhookPayloadSchema } from '../../src/webhooks/webhook-schemas.js';
 import { createBody, createKey, createTenant, type Tenant } from '../support/fixtures.js';
@@ -496,5 +497,25 @@ describe('run deletion and retention', function () {
       testDb().off('query', count);
     }
     expect(selects).to.have.length(1);
+
+    // For new runs the zone read is kept for a while: asked again, no SELECT; changed through
+    // this store, read again at once.
+    selects.length = 0;
+    testDb().on('query', count);
+    try {
+      expect(await store.cachedTimeZone(g.orgId)).to.equal('Asia/Tokyo');
+      expect(await store.cachedTimeZone(g.orgId)).to.equal('Asia/Tokyo');
+      expect(selects).to.have.length(1);
+      await store.update(
+        g.orgId,
+        { timeZone: 'Europe/Paris' },
+        SYSTEM,
+        new Date(),
+        () => undefined,
+      );
+      expect(await store.cachedTimeZone(g.orgId)).to.equal('Europe/Paris');
+    } finally {
+      testDb().off('query', count);
+    }
   });
 });

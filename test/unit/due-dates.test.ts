@@ -304,6 +304,29 @@ describe('due dates', () => {
       );
     });
 
+    it('agree with luxon: the same instant, or the same wall-clock time where clocks go back', () => {
+      const unit = fc.constantFrom('hours' as const, 'days' as const, 'business_days' as const);
+      fc.assert(
+        fc.property(anchor, count, unit, zone, (a, n, u, z) => {
+          const start = localOf(a, z);
+          const reference =
+            u === 'hours'
+              ? start.plus({ hours: n })
+              : u === 'days'
+                ? start.plus({ days: n })
+                : start.plus({ days: businessDaysByLoop(start.weekday, n) });
+          const ours = DateTime.fromJSDate(addDue(a, n, u, z), { zone: z });
+          if (ours.toMillis() !== reference.toMillis()) {
+            // A local time that happens twice: both are readings of the same wall clock.
+            expect(ours.toFormat('yyyy-MM-dd HH:mm:ss.SSS')).to.equal(
+              reference.toFormat('yyyy-MM-dd HH:mm:ss.SSS'),
+            );
+          }
+        }),
+        { numRuns: 3000 },
+      );
+    });
+
     it('come back to a weekday anchor after n then -n', () => {
       fc.assert(
         fc.property(anchor, count, zone, (a, n, z) => {
@@ -317,3 +340,15 @@ describe('due dates', () => {
     });
   });
 });
+
+/** Business days counted one day at a time: the plain reference of the closed form. */
+function businessDaysByLoop(weekday: number, count: number): number {
+  let days = 0;
+  let day = weekday;
+  for (let left = Math.abs(count); left > 0;) {
+    days += Math.sign(count);
+    day = ((((day - 1 + Math.sign(count)) % 7) + 7) % 7) + 1;
+    if (day <= 5) left--;
+  }
+  return days;
+}

@@ -21,22 +21,19 @@
 //   0 leaves the anchor as it is, even on a weekend.
 // - Negative amounts count backward (before the anchor).
 // - A local time that does not exist on the day reached (the hour skipped when clocks go
-//   forward) is moved forward by the gap, as luxon does: 02:30 on 2026-03-29 in Europe/Berlin
-//   is 03:30. A local time that happens twice (clocks going back) is luxon's pick of the two.
-//   Only the day reached is adjusted: the local time kept is always the anchor's.
+//   forward) is moved forward by the gap: 02:30 on 2026-03-29 in Europe/Berlin is 03:30. A
+//   local time that happens twice (clocks going back) is the first of the two whose offset
+//   holds at it. Only the day reached is adjusted: the local time kept is always the anchor's.
+//
+// Written on the runtime's Intl (its tz database), not a date library: the worker computes a
+// due time for each step it starts, and luxon cost some 390 µs a call here (a new formatter
+// per zone check, and offset lookups through formatToParts for each of fromISO, endOf and
+// plus: `npm run bench -- --only=rules`, 2026-11-27). This costs one cached formatter per zone
+// and two or three offset lookups. The unit tests hold it to luxon as a reference.
 // - A zone that is not known, a malformed date, an amount that is not finite (or not whole for
 //   days and business days) or a result out of range throws a RangeError: callers validate
 //   their input first, so one here is a defect.
-import { DateTime, IANAZone } from 'luxon';
 import type { DueUnit } from './definition-types.js';
-
-/**
- * Whether `name` is an IANA time zone that this runtime knows (luxon IANAZone.isValidZone),
- * e.g. 'Europe/Berlin', 'UTC'.
- */
-export function isTimeZone(name: string): boolean {
-  return IANAZone.isValidZone(name);
-}
 
 /**
  * What a due time counts from: an instant, or a calendar date ('YYYY-MM-DD', the value of a
@@ -45,11 +42,106 @@ export function isTimeZone(name: string): boolean {
 export type DueAnchorValue = { instant: Date } | { date: string };
 
 const HOUR_MS = 3_600_000;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-/** luxon's weekday numbers. */
+const DAY_MS = 86_400_000;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** Weekday numbers, Monday 1 to Sunday 7 (ISO). */
 const MONDAY = 1;
 const FRIDAY = 5;
 const SATURDAY = 6;
+
+// One formatter per zone (null: not a zone), made once: making one costs far more than using it.
+const formatters = new Map<string, Intl.DateTimeFormat | null>();
+const FORMATTER_LIMIT = 1000;
+
+function formatter(zone: string): Intl.DateTimeFormat | null {
+  let format = formatters.get(zone);
+  if (format === undefined) {
+    format = null;
+    // Offsets ('+01:00') are not zones, though newer runtimes take them as one.
+    if (/^[A-Za-z]/.test(zone)) {
+      try {
+        format = new Intl.DateTimeFormat('en-US', {
+          timeZone: zone,
+          hourCycle: 'h23',
+          year: 'numeric',
+          month: 'numeric',
+          day: 'numeric',
+          hour: 'numeric',
+          minute: 'numeric',
+          second: 'numeric',
+        });
+      } catch {
+        format = null;
+      }
+    }
+    if (formatters.size >= FORMATTER_LIMIT) formatters.clear();
+    formatters.set(zone, format);
+  }
+  return format;
+}
+
+/** Whether `name` is an IANA time zone that this runtime knows, e.g. 'Europe/Berlin', 'UTC'. */
+export function isTimeZone(name: string): boolean {
+  return formatter(name) !== null;
+}
+
+/** A wall-clock time: a local date and time of day, without a zone. */
+interface Wall {
+  year: number;
+  month: number;
+  day: number;
+  /** Milliseconds since the local midnight. */
+  time: number;
+}
+
+/** The wall clock as if it were UTC, in epoch milliseconds (years 0–99 are years, not 19xx). */
+function wallMs(wall: Wall): number {
+  const date = new Date(0);
+  date.setUTCFullYear(wall.year, wall.month - 1, wall.day);
+  return date.getTime() + wall.time;
+}
+
+function wallOf(ms: number): Wall {
+  const date = new Date(ms);
+  return {
+    year: date.getUTCFullYear(),
+    month: date.getUTCMonth() + 1,
+    day: date.getUTCDate(),
+    time: ms - Math.floor(ms / DAY_MS) * DAY_MS,
+  };
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds (local = instant + offset). */
+function offsetAt(format: Intl.DateTimeFormat, ms: number): number {
+  const parts = format.formatToParts(ms);
+  const get = (type: Intl.DateTimeFormatPartTypes) =>
+    Number(parts.find((part) => part.type === type)!.value);
+  const second = Math.floor(ms / 1000) * 1000;
+  const local = wallMs({
+    year: get('year'),
+    month: get('month'),
+    day: get('day'),
+    time: ((get('hour') * 60 + get('minute')) * 60 + get('second')) * 1000,
+  });
+  return local - second;
+}
+
+/**
+ * The instant a wall-clock time is in the zone. Where the clocks skip it, the time is moved
+ * forward by the gap; where it happens twice, the first guess whose offset holds is taken.
+ */
+function instantOf(format: Intl.DateTimeFormat, wall: Wall): number {
+  const local = wallMs(wall);
+  const o1 = offsetAt(format, local);
+  const guess = local - o1;
+  const o2 = offsetAt(format, guess);
+  if (o1 === o2) return guess;
+  const second = local - o2;
+  const o3 = offsetAt(format, second);
+  if (o2 === o3) return second;
+  // In a gap: neither offset holds. The earlier offset moves the time forward by the gap.
+  return local - Math.min(o2, o3);
+}
 
 /**
  * The due time `amount` units after the anchor (before it when negative), counted in
@@ -61,37 +153,56 @@ export function addDue(
   unit: DueUnit,
   timeZone: string,
 ): Date {
-  if (!isTimeZone(timeZone)) throw new RangeError(`unknown time zone '${timeZone}'`);
+  const format = formatter(timeZone);
+  if (!format) throw new RangeError(`unknown time zone '${timeZone}'`);
   if (!Number.isFinite(amount)) throw new RangeError(`due amount ${amount} is not finite`);
-  const start = anchorTime(anchor, timeZone);
-  let due: DateTime;
-  switch (unit) {
-    case 'hours':
-      due = start.plus({ milliseconds: Math.round(amount * HOUR_MS) });
-      break;
-    case 'days':
-      due = start.plus({ days: whole(amount, unit) });
-      break;
-    case 'business_days':
-      // One shift by the whole count of calendar days: stepping a day at a time would carry a
-      // DST gap's forward shift into every later day.
-      due = start.plus({ days: businessDayOffset(start.weekday, whole(amount, unit)) });
-      break;
+  const start = anchorWall(anchor, format);
+  let due: number;
+  if (unit === 'hours') {
+    due = start.instant + Math.round(amount * HOUR_MS);
+  } else {
+    const count = whole(amount, unit);
+    // The day reached, by whole days on the wall calendar (no zone involved), then its
+    // instant at the anchor's local time: stepping a day at a time would carry a DST gap's
+    // forward shift into every later day.
+    const days = unit === 'days' ? count : businessDayOffset(isoWeekday(start.wall), count);
+    const day = wallOf(wallMs({ ...start.wall, time: 0 }) + days * DAY_MS);
+    due = instantOf(format, { ...day, time: start.wall.time });
   }
-  if (!due.isValid) throw new RangeError(`due time out of range (${due.invalidExplanation})`);
-  return due.toJSDate();
+  if (!Number.isFinite(due) || Math.abs(due) > 8.64e15)
+    throw new RangeError('due time out of range');
+  return new Date(due);
 }
 
-function anchorTime(anchor: DueAnchorValue, timeZone: string): DateTime {
+/** The anchor as an instant and as the zone's wall clock at it. */
+function anchorWall(
+  anchor: DueAnchorValue,
+  format: Intl.DateTimeFormat,
+): { instant: number; wall: Wall } {
   if ('instant' in anchor) {
-    const time = DateTime.fromJSDate(anchor.instant, { zone: timeZone });
-    if (!time.isValid) throw new RangeError('due anchor is not a valid instant');
-    return time;
+    const instant = anchor.instant.getTime();
+    if (!Number.isFinite(instant)) throw new RangeError('due anchor is not a valid instant');
+    return { instant, wall: wallOf(instant + offsetAt(format, instant)) };
   }
-  // fromISO alone also takes weeks, ordinals and times: only the plain calendar date is a date.
-  const day = DATE.test(anchor.date) ? DateTime.fromISO(anchor.date, { zone: timeZone }) : null;
-  if (!day?.isValid) throw new RangeError(`due anchor '${anchor.date}' is not a date`);
-  return day.endOf('day');
+  const match = DATE.exec(anchor.date);
+  const wall = match && {
+    year: Number(match[1]),
+    month: Number(match[2]),
+    day: Number(match[3]),
+    time: DAY_MS - 1, // the end of the day
+  };
+  // Only a day of the calendar: 2026-02-30 would roll over into March.
+  const check = wall && wallOf(wallMs(wall));
+  if (!wall || check!.month !== wall.month || check!.day !== wall.day || wall.year < 1) {
+    throw new RangeError(`due anchor '${anchor.date}' is not a date`);
+  }
+  return { instant: instantOf(format, wall), wall };
+}
+
+/** Monday 1 to Sunday 7. */
+function isoWeekday(wall: Wall): number {
+  const weekday = new Date(wallMs({ ...wall, time: 0 })).getUTCDay();
+  return weekday === 0 ? 7 : weekday;
 }
 
 function whole(amount: number, unit: DueUnit): number {
