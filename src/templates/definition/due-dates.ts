@@ -111,8 +111,38 @@ function wallOf(ms: number): Wall {
   };
 }
 
+// A zone's offsets by quarter hour of UTC: a quarter whose two ends have the same offset has it
+// throughout (no zone changes its clocks twice within one), and formatToParts costs some 20 µs
+// where a Map lookup costs nothing. Due times fall on few quarters (ends of days, the hours a
+// workday starts), so the cache stays small; it is cleared past its limit.
+const QUARTER_MS = 900_000;
+const offsetCache = new WeakMap<Intl.DateTimeFormat, Map<number, number>>();
+const OFFSET_CACHE_LIMIT = 100_000;
+
 /** The zone's offset from UTC at an instant, in milliseconds (local = instant + offset). */
 function offsetAt(format: Intl.DateTimeFormat, ms: number): number {
+  let quarters = offsetCache.get(format);
+  if (!quarters) {
+    quarters = new Map();
+    offsetCache.set(format, quarters);
+  }
+  const quarter = Math.floor(ms / QUARTER_MS);
+  const known = quarters.get(quarter);
+  if (known !== undefined) return known;
+  const offset = readOffset(format, ms);
+  const start = quarter * QUARTER_MS;
+  if (
+    readOffset(format, start) === offset &&
+    readOffset(format, start + QUARTER_MS - 1) === offset
+  ) {
+    if (quarters.size >= OFFSET_CACHE_LIMIT) quarters.clear();
+    quarters.set(quarter, offset);
+  }
+  return offset;
+}
+
+/** The offset at an instant, as the runtime's time zone data gives it. */
+function readOffset(format: Intl.DateTimeFormat, ms: number): number {
   const parts = format.formatToParts(ms);
   const get = (type: Intl.DateTimeFormatPartTypes) =>
     Number(parts.find((part) => part.type === type)!.value);
