@@ -4,31 +4,20 @@
 // and what is wrong.
 import { DomainError, pointer } from '../../errors.js';
 import {
-  ORDERED_TYPES,
   TEXT_TYPES,
   type Condition,
-  type ConditionOp,
   type DueSpec,
   type FieldType,
   type Rule,
   type RuleAction,
   type TemplateDefinition,
-  type TemplateInputField,
 } from './definition-types.js';
-import { fieldType, isEmptyValue, parseFieldValue, valueProblem } from './field-values.js';
-import {
-  RULE_LIMITS,
-  indexDefinition,
-  keyOf,
-  whenAll,
-  whenAny,
-  type DefinitionIndex,
-  type Key,
-} from './rules.js';
+import { fieldType } from './field-values.js';
+import { RULE_LIMITS, indexDefinition, whenAll, whenAny, type DefinitionIndex } from './rules.js';
+import { checkCondition, fieldLabel, quote, type Refuse } from './condition-checks.js';
 
 /** The types whose value can name one user. */
 const ASSIGNABLE_TYPES: readonly FieldType[] = [...TEXT_TYPES, 'select', 'number'];
-const COMPARISONS: readonly ConditionOp[] = ['gt', 'gte', 'lt', 'lte'];
 
 /**
  * The save-time check of the definition's rules: throws DomainError('invalid_rule') at the
@@ -51,15 +40,6 @@ export function checkRules(definition: TemplateDefinition): void {
 function ruleLabel(rule: Rule, i: number): string {
   // Named by its place in `rules` (as `field` points at it), and by its name when it has one.
   return rule.name === undefined ? `rules[${i}]` : `rules[${i}] (${JSON.stringify(rule.name)})`;
-}
-
-/** A name or value quoted for a message, cut short: a literal may be 10,000 characters. */
-function quote(s: string): string {
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
-}
-
-function fieldLabel(field: TemplateInputField): string {
-  return `field ${quote(field.inputId)}`;
 }
 
 function pageLabel(definition: TemplateDefinition, page: number): string {
@@ -204,150 +184,6 @@ function checkRule(
     }
     decided.add(decision);
   });
-}
-
-type Refuse = (message: string, ...path: Array<string | number>) => never;
-
-function checkCondition(condition: Condition, field: TemplateInputField, refuse: Refuse): void {
-  const type = fieldType(field);
-  const op = condition.op;
-  const name = fieldLabel(field);
-  const hasValue = condition.value !== undefined;
-  const hasValues = condition.values !== undefined;
-  switch (op) {
-    case 'empty':
-    case 'not_empty': {
-      const test = `tests whether ${name} is ${op === 'empty' ? 'empty' : 'not empty'}`;
-      if (hasValue) refuse(`${test}, which takes no \`value\``, 'value');
-      if (hasValues) refuse(`${test}, which takes no \`values\``, 'values');
-      return;
-    }
-    case 'one_of':
-      if (hasValue) {
-        refuse(`tests ${name} with one_of, which takes \`values\`, not \`value\``, 'value');
-      }
-      if (!hasValues) refuse(`tests ${name} with one_of but gives no \`values\``, 'values');
-      checkOneOf(condition.values!, field, type, refuse);
-      return;
-    case 'equals':
-    case 'not_equals':
-    case 'contains':
-    case 'gt':
-    case 'gte':
-    case 'lt':
-    case 'lte':
-      break;
-    default:
-      refuse(`has an unknown op ${quote(String(op))}`, 'op');
-  }
-  if (op === 'contains' && !TEXT_TYPES.includes(type) && type !== 'multi_select') {
-    refuse(
-      `tests whether ${name} contains a value, but it is a ${type} field: contains takes text and multi_select fields`,
-      'op',
-    );
-  }
-  if (COMPARISONS.includes(op) && !ORDERED_TYPES.includes(type)) {
-    refuse(
-      `compares ${name} with ${op}, but it is a ${type} field: comparing across types is refused; ${op} takes number, date and datetime fields`,
-      'op',
-    );
-  }
-  if (hasValues) {
-    refuse(`tests ${name} with ${op}, which takes \`value\`, not \`values\``, 'values');
-  }
-  if (!hasValue) refuse(`tests ${name} with ${op} but gives no \`value\``, 'value');
-  const literal: unknown = condition.value;
-  if (typeof literal !== 'string') {
-    return refuse(`gives ${name} a value that is not a string`, 'value');
-  }
-
-  if (op === 'contains') {
-    if (type === 'multi_select') {
-      if (!(field.options ?? []).includes(literal)) {
-        refuse(
-          `tests whether ${name} contains ${quote(literal)}, which is not one of its options`,
-          'value',
-        );
-      }
-    } else if (literal === '') {
-      refuse(
-        `tests whether ${name} contains the empty string, which every value does: test not_empty instead`,
-        'value',
-      );
-    }
-    return;
-  }
-  if (COMPARISONS.includes(op)) {
-    // A bound outside the field's limits is still a meaningful threshold: parse only.
-    if (isEmptyValue(field, literal)) refuse(`compares ${name} with an empty value`, 'value');
-    if (parseFieldValue(field, literal) === undefined) {
-      const problem = valueProblem(field, literal) ?? `is not a ${type}`;
-      refuse(`compares ${name} with ${quote(literal)}, which ${problem}`, 'value');
-    }
-    return;
-  }
-  checkLiteral(literal, field, refuse, 'value');
-}
-
-function checkOneOf(
-  values: unknown,
-  field: TemplateInputField,
-  type: FieldType,
-  refuse: Refuse,
-): void {
-  const name = fieldLabel(field);
-  if (!Array.isArray(values) || values.length === 0) {
-    refuse(`tests ${name} with one_of but \`values\` is empty`, 'values');
-    return;
-  }
-  if (values.length > RULE_LIMITS.oneOfValues) {
-    refuse(
-      `tests ${name} with ${values.length} values; one_of takes at most ${RULE_LIMITS.oneOfValues}`,
-      'values',
-    );
-  }
-  // Duplicates by meaning: "42" and "42.0" are the same number.
-  const seen = new Set<Key>();
-  (values as unknown[]).forEach((literal, k) => {
-    if (typeof literal !== 'string') {
-      return refuse(`gives ${name} a value that is not a string`, 'values', k);
-    }
-    let key: Key | undefined;
-    if (type === 'multi_select') {
-      // Each value is one option: the condition holds when any of them is selected.
-      if (!(field.options ?? []).includes(literal)) {
-        refuse(`tests ${name} for ${quote(literal)}, which is not one of its options`, 'values', k);
-      }
-      key = literal;
-    } else {
-      checkLiteral(literal, field, refuse, 'values', k);
-      const parsed = parseFieldValue(field, literal);
-      key = parsed === undefined ? literal : (keyOf(parsed) ?? literal);
-    }
-    if (seen.has(key)) {
-      refuse(`lists ${quote(literal)} twice in the values of ${name}`, 'values', k);
-    }
-    seen.add(key);
-  });
-}
-
-/** A literal equals and one_of compare with: a value the field could hold, not an empty one. */
-function checkLiteral(
-  literal: string,
-  field: TemplateInputField,
-  refuse: Refuse,
-  ...path: Array<string | number>
-): void {
-  const name = fieldLabel(field);
-  if (isEmptyValue(field, literal)) {
-    refuse(`compares ${name} with an empty value: test for no value with empty`, ...path);
-  }
-  // A value the field would refuse (not a number, not one of a select's options, beyond its
-  // limits) can never equal a run's value: surely a mistake.
-  const problem = valueProblem(field, literal);
-  if (problem !== undefined) {
-    refuse(`compares ${name} with ${quote(literal)}, which ${problem}`, ...path);
-  }
 }
 
 function checkAssign(
