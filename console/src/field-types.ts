@@ -3,7 +3,7 @@
 // the browser's own inputs are turned into and read from. Values are always strings, in the
 // API's one form per type: number "42.5", date "2026-03-29", datetime RFC 3339 with an offset,
 // checkbox "true"/"false", multi_select a JSON array of options.
-import type { ConditionOp, FieldType } from './types-templates.js';
+import { ORDERED_TYPES, TEXT_TYPES, type ConditionOp, type FieldType } from './types-templates.js';
 
 export const TYPE_WORDS: Record<FieldType, string> = {
   text: 'Text',
@@ -18,15 +18,12 @@ export const TYPE_WORDS: Record<FieldType, string> = {
   checkbox: 'Checkbox',
 };
 
-const ORDERED: readonly FieldType[] = ['number', 'date', 'datetime'];
-const TEXTUAL: readonly FieldType[] = ['text', 'long_text', 'email', 'url'];
-
 /** The tests a rule may make of a field of this type (what the API's save-time check takes). */
 export function opsFor(type: FieldType): ConditionOp[] {
-  if (ORDERED.includes(type)) {
+  if (ORDERED_TYPES.includes(type)) {
     return ['gt', 'gte', 'lt', 'lte', 'equals', 'not_equals', 'one_of', 'empty', 'not_empty'];
   }
-  if (TEXTUAL.includes(type)) {
+  if (TEXT_TYPES.includes(type)) {
     return ['equals', 'not_equals', 'contains', 'one_of', 'empty', 'not_empty'];
   }
   if (type === 'multi_select') {

@@ -1,107 +1,41 @@
 // The template endpoints' shapes as the templates screens read them (the API document's
 // WorkflowTemplate, WorkflowTemplateDetail and WorkflowTemplateVersion), and a template's
-// definition as the API's definition-types.ts has it: typed fields, due times and rules.
+// definition: typed fields, due times and rules.
 
 /** Who saved a version: an API key (its id, and its name when it has one), or the service. */
 export type Actor =
   { type: 'api_key'; id: string; name?: string } | { type: 'system' } | { type: 'admin_cli' };
 
-/** A field's type: how its value (always a string on the wire) is read and checked. */
-export const FIELD_TYPES = [
-  'text',
-  'long_text',
-  'number',
-  'email',
-  'url',
-  'date',
-  'datetime',
-  'select',
-  'multi_select',
-  'checkbox',
-] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
-
-/** The types whose values are text: they take minLength, maxLength and pattern. */
-export const TEXT_TYPES: readonly FieldType[] = ['text', 'long_text', 'email', 'url'];
-
-export interface TemplateField {
-  inputId: string;
-  fieldName: string;
-  required?: boolean;
-  /** 'text' when absent. */
-  type?: FieldType;
-  /** number: inclusive bounds, and whether only whole numbers are taken. */
-  min?: number;
-  max?: number;
-  integer?: boolean;
-  /** Text types: bounds on the length in characters, and an RE2 pattern the whole value matches. */
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  /** select and multi_select: the choices. */
-  options?: string[];
-  /** A new run's value when it is given none, in the type's string form. */
-  default?: string;
-  help?: string;
-  placeholder?: string;
-}
-
-export type DueAnchor = 'step_start' | 'run_start' | 'field';
-export type DueUnit = 'hours' | 'days' | 'business_days';
-
-/** A due time: `amount` `unit`s after the anchor (before it when negative). */
-export interface DueSpec {
-  anchor: DueAnchor;
-  /** With anchor `field`: a date or datetime field of an earlier page (its inputId). */
-  field?: string;
-  amount: number;
-  unit: DueUnit;
-}
-
-export interface TemplatePage {
-  name: string;
-  dueInHours?: number;
-  /** A due time relative to an anchor; a page has dueInHours or due, not both. */
-  due?: DueSpec;
-  inputFields: TemplateField[];
-}
-
-export const CONDITION_OPS = [
-  'equals',
-  'not_equals',
-  'one_of',
-  'contains',
-  'empty',
-  'not_empty',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-] as const;
-export type ConditionOp = (typeof CONDITION_OPS)[number];
-
-/** A test of one field's value: `value` for most ops, `values` for one_of, neither for (not_)empty. */
-export interface Condition {
-  field: string;
-  op: ConditionOp;
-  value?: string;
-  values?: string[];
-}
-
-export type When = { all: Condition[] } | { any: Condition[] };
-
-export type RuleAction =
-  | { action: 'show_page'; page: string }
-  | { action: 'hide_page'; page: string }
-  | { action: 'set_due'; page: string; due: DueSpec }
-  | { action: 'assign'; page: string; user: string }
-  | { action: 'assign'; page: string; fromField: string };
-
-export interface Rule {
-  name?: string;
-  when: When;
-  then: RuleAction[];
-}
+// A template's definition is the API's own vocabulary (no imports, nothing but types and the
+// lists of names), shared rather than written out again.
+export {
+  CONDITION_OPS,
+  FIELD_TYPES,
+  ORDERED_TYPES,
+  TEXT_TYPES,
+} from '../../src/templates/definition/definition-types.js';
+export type {
+  Condition,
+  ConditionOp,
+  DueAnchor,
+  DueSpec,
+  DueUnit,
+  FieldType,
+  Rule,
+  RuleAction,
+  TemplateInputField as TemplateField,
+  TemplatePage,
+  When,
+} from '../../src/templates/definition/definition-types.js';
+import type {
+  DueAnchor,
+  DueUnit,
+  Rule,
+  RuleAction,
+  TemplateInputField as TemplateField,
+  TemplatePage,
+  When,
+} from '../../src/templates/definition/definition-types.js';
 
 /** A list item of GET /get-workflow-templates: the latest version's fields, flattened. */
 export interface TemplateListItem {

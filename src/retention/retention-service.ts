@@ -5,7 +5,7 @@ import { DomainError, pointer } from '../errors.js';
 import { answered, type IdempotencyClaim } from '../idempotency/idempotency-keys.js';
 import { beginWrite, type WriteGate } from '../lib/deadline.js';
 import { countChange } from '../metrics/metrics.js';
-import { isTimeZone } from '../templates/definition/due-dates.js';
+import { DEFAULT_TIME_ZONE, isTimeZone } from '../templates/definition/due-dates.js';
 import type { RunDeletionStore } from './deletion-store.js';
 import type {
   DeleteRunBody,
@@ -13,7 +13,6 @@ import type {
   UpdateSettingsBody,
 } from './retention-schemas.js';
 import {
-  DEFAULT_TIME_ZONE,
   type OrganizationSettings,
   type SettingsChange,
   type SettingsStore,

@@ -7,9 +7,7 @@ import type { Actor } from '../audit/actor.js';
 import { insertAuditEntries } from '../audit/audit-store.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
 import { Batcher } from '../lib/batcher.js';
-
-/** The time zone of an organization that has not set one. */
-export const DEFAULT_TIME_ZONE = 'UTC';
+import { DEFAULT_TIME_ZONE } from '../templates/definition/due-dates.js';
 
 export interface OrganizationSettings {
   /** The organization's own retention of finished runs, in days; undefined: the default. */
@@ -52,7 +50,8 @@ export class SettingsStore {
     private readonly db: Db,
     private readonly writeTimeoutMs: number,
   ) {
-    // Every run created asks: concurrent creates share one SELECT rather than one each.
+    // Creates of runs that keep a zone ask when their cached one is old: concurrent asks share
+    // one SELECT rather than one each.
     this.timeZones = new Batcher((ids) => this.readTimeZones(ids), {
       maxBatch: 500,
       maxInFlight: 2,

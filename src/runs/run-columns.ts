@@ -8,8 +8,8 @@ import {
   storedDocumentJson,
   type RunDocument,
   type RunRecord,
+  type RunTemplate,
 } from './run-record.js';
-import type { RunTemplate } from './run-record.js';
 
 /**
  * Who writes a column after the INSERT:

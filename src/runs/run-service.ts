@@ -16,6 +16,7 @@ import { newId } from '../lib/ids.js';
 import type { Principal } from '../auth/principal.js';
 import { needsTimeZone, templateNames } from '../templates/definition/template-definition.js';
 import { checkValues } from './state/values.js';
+import { DEFAULT_TIME_ZONE } from '../templates/definition/due-dates.js';
 import type { Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
@@ -116,7 +117,8 @@ export class RunService {
     private readonly notifier: RunNotifier,
     private readonly log: Logger,
     /** The organization's time zone (UTC when unset), kept by runs that count due times in days. */
-    private readonly timeZoneOf: (organizationId: string) => Promise<string> = async () => 'UTC',
+    private readonly timeZoneOf: (organizationId: string) => Promise<string> = async () =>
+      DEFAULT_TIME_ZONE,
   ) {
     this.inserts = new Batcher((batch) => this.insertAndNotify(batch), {
       maxBatch: 200,

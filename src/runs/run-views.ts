@@ -3,9 +3,8 @@
 // steps and history (camelCase). In all three a value that is absent is left out, never null.
 import type { RunEvent } from './run-events.js';
 import type { RunSummary, WorkflowRunDetail } from './run-schemas.js';
-import { documentJson, type RunRecord } from './run-record.js';
+import { documentJson, type RunRecord, type StepRules } from './run-record.js';
 import type { RunSummaryRow } from './run-list.js';
-import type { StepRules } from './run-record.js';
 import { templateNames } from '../templates/definition/template-definition.js';
 
 /** The WorkflowRun resource of the spec (snake_case). */

@@ -20,7 +20,7 @@ export interface VersionRow {
   created_by: string | null;
 }
 
-export interface HeadRow {
+interface HeadRow {
   id: string;
   organization_id: string;
   latest_version: number;
@@ -29,7 +29,7 @@ export interface HeadRow {
   updated_at: Date;
 }
 
-export const HEAD_COLUMNS = [
+const HEAD_COLUMNS = [
   'id',
   'organization_id',
   'latest_version',
@@ -66,7 +66,7 @@ export function fromVersionRow(row: VersionRow): TemplateVersion {
   };
 }
 
-export function fromHeadRow(row: HeadRow): TemplateHead {
+function fromHeadRow(row: HeadRow): TemplateHead {
   return {
     id: row.id,
     organizationId: row.organization_id,

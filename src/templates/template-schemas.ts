@@ -5,13 +5,8 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { ActorSchema } from '../audit/actor.js';
 import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
-import {
-  PAGE,
-  PAGES,
-  RULES,
-  TEMPLATE_LIMITS,
-  TemplateDefinitionSchema,
-} from './definition/definition-schema.js';
+import { PAGE, PAGES, RULES, TemplateDefinitionSchema } from './definition/definition-schema.js';
+import { TEMPLATE_LIMITS } from './definition/definition-types.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: TEMPLATE_LIMITS.nameLength } as const;
 const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;

@@ -15,12 +15,9 @@ import type {
   WorkflowTemplateDetail,
   WorkflowTemplateVersionView,
 } from './template-schemas.js';
-import {
-  createdState,
-  type TemplateState,
-  type TemplateStore,
-  type VersionSummary,
-} from './template-store.js';
+import type { VersionSummary } from './template-lists.js';
+import type { TemplateStore } from './template-store.js';
+import { createdState, type TemplateState } from './template-writes.js';
 
 /** Who asks: an API key (its organization and actor), or an operator naming an organization. */
 export type Caller = Pick<Principal, 'organizationId' | 'actor'>;

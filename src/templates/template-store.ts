@@ -36,10 +36,6 @@ import {
 } from './template-writes.js';
 import type { Template, TemplateHead, TemplateVersion } from './template.js';
 
-export { versionKey } from './template-rows.js';
-export { createdState, type SaveResult, type TemplateState } from './template-writes.js';
-export type { VersionSummary } from './template-lists.js';
-
 /** Why a template cannot take a new run, or the version it uses and what that assumed. */
 export type RunTemplate =
   | { ok: true; template: Template; assumption: TemplateAssumption }

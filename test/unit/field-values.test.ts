@@ -7,13 +7,13 @@ import type {
   FieldType,
   TemplateInputField,
 } from '../../src/templates/definition/definition-types.js';
+import { TEMPLATE_LIMITS } from '../../src/templates/definition/definition-types.js';
 import { checkFieldDefinition } from '../../src/templates/definition/field-checks.js';
 import {
   fieldType,
   isEmptyValue,
   missingRequired,
   parseFieldValue,
-  PATTERN_MAX_LENGTH,
   valueProblem,
 } from '../../src/templates/definition/field-values.js';
 
@@ -536,7 +536,7 @@ describe('field values', () => {
       allowed(field('checkbox', { required: true, default: 'false' }));
       allowed(field('select', { options: Array.from({ length: 500 }, (_, i) => `o${i}`) }));
       allowed(field('select', { options: ['x'.repeat(255), '😀'.repeat(255)] }));
-      allowed(field('text', { pattern: 'x'.repeat(PATTERN_MAX_LENGTH) }));
+      allowed(field('text', { pattern: 'x'.repeat(TEMPLATE_LIMITS.patternLength) }));
     });
 
     it('allows an empty default', () => {
@@ -598,7 +598,7 @@ describe('field values', () => {
 
     it('refuses a pattern too long or not RE2', () => {
       refusedAt(
-        field('text', { pattern: 'x'.repeat(PATTERN_MAX_LENGTH + 1) }),
+        field('text', { pattern: 'x'.repeat(TEMPLATE_LIMITS.patternLength + 1) }),
         'pattern',
         /more than the 500 allowed/,
       );

@@ -14,12 +14,12 @@ import type {
   TemplateDefinition,
   TemplateInputField,
 } from '../../src/templates/definition/definition-types.js';
+import { TEMPLATE_LIMITS } from '../../src/templates/definition/definition-types.js';
 import { checkDueSpec, checkRules } from '../../src/templates/definition/rule-checks.js';
 import {
   compileRules,
   decidePage,
   hasRules,
-  RULE_LIMITS,
   type PageDecision,
 } from '../../src/templates/definition/rules.js';
 
@@ -533,9 +533,9 @@ describe('template rules', () => {
 
     it('refuses more rules, conditions or actions than the limits', () => {
       const many = (n: number) => Array.from({ length: n }, () => valid[1]!);
-      expect(checkRules(template(many(RULE_LIMITS.rules)))).to.equal(undefined);
+      expect(checkRules(template(many(TEMPLATE_LIMITS.rules)))).to.equal(undefined);
       expectRefusal(
-        () => checkRules(template(many(RULE_LIMITS.rules + 1))),
+        () => checkRules(template(many(TEMPLATE_LIMITS.rules + 1))),
         '/rules',
         /at most 200 rules/,
       );
@@ -674,7 +674,7 @@ describe('template rules', () => {
         '/rules/1/when/any/0/values',
         /empty/,
       );
-      const many = Array.from({ length: RULE_LIMITS.oneOfValues + 1 }, (_, i) => `v${i}`);
+      const many = Array.from({ length: TEMPLATE_LIMITS.oneOfValues + 1 }, (_, i) => `v${i}`);
       refuses(
         on({ field: 'name', op: 'one_of', values: many }),
         '/rules/1/when/any/0/values',

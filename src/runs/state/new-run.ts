@@ -1,6 +1,7 @@
 // A new run: pending, with its start waiting for a worker, and its run.created event.
 import type { Actor } from '../../audit/actor.js';
 import type { Template } from '../../templates/template.js';
+import { DEFAULT_TIME_ZONE } from '../../templates/definition/due-dates.js';
 import { needsTimeZone } from '../../templates/definition/template-definition.js';
 import type { RunDocument, RunRecord } from '../run-record.js';
 import { currentColumns, withEvents } from './run-change.js';
@@ -43,7 +44,7 @@ export function newRun(
     // Left out when there are none: a run without labels is stored as before.
     ...(labels && Object.keys(labels).length > 0 ? { labels } : {}),
     // Likewise a run whose template has no relative due times.
-    ...(needsTimeZone(template) ? { time_zone: timeZone ?? 'UTC' } : {}),
+    ...(needsTimeZone(template) ? { time_zone: timeZone ?? DEFAULT_TIME_ZONE } : {}),
   };
   const run: RunRecord = {
     id,

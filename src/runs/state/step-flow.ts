@@ -8,16 +8,14 @@
 // Both a start and a completion enter the next step through here, and so will any later kind
 // of page (an approval that sends the run back): what entering a step means lives in one place.
 import { ASSIGNEE_COLUMN } from '../../config.js';
-import type { DueSpec, Rule } from '../../templates/definition/definition-types.js';
-import { addDue, type DueAnchorValue } from '../../templates/definition/due-dates.js';
-import { isEmptyValue, parseFieldValue } from '../../templates/definition/field-values.js';
+import type { DueSpec } from '../../templates/definition/definition-types.js';
 import {
-  compileRules,
-  decidePage,
-  hasRules,
-  type CompiledRules,
-  type PageDecision,
-} from '../../templates/definition/rules.js';
+  DEFAULT_TIME_ZONE,
+  addDue,
+  type DueAnchorValue,
+} from '../../templates/definition/due-dates.js';
+import { isEmptyValue, parseFieldValue } from '../../templates/definition/field-values.js';
+import { compileRules, decidePage, type PageDecision } from '../../templates/definition/rules.js';
 import { templateNames } from '../../templates/definition/template-definition.js';
 import type { NewRunEvent } from '../run-events.js';
 import { RunStateError, type RunDocument, type StepRules, type StepState } from '../run-record.js';
@@ -33,25 +31,11 @@ export interface StartedStep {
 }
 
 /** Where entering left the run: its steps, the step now current (none: no page is left). */
-export interface Entered {
+interface Entered {
   steps: StepState[];
   started: StartedStep | undefined;
   /** The step.skipped events of the pages passed over, in order. */
   skipped: NewRunEvent[];
-}
-
-// A run's document holds its template version's own rules array (runs read it from the
-// version cache), so rules are compiled once per version, not once per run.
-const compiled = new WeakMap<readonly Rule[], CompiledRules>();
-
-function rulesOf(template: RunDocument['template']): CompiledRules | undefined {
-  if (!template.rules || !hasRules(template)) return undefined;
-  let rules = compiled.get(template.rules);
-  if (!rules) {
-    rules = compileRules(template);
-    compiled.set(template.rules, rules);
-  }
-  return rules;
 }
 
 /**
@@ -60,14 +44,15 @@ function rulesOf(template: RunDocument['template']): CompiledRules | undefined {
  */
 export function enterFrom(doc: RunDocument, from: number, at: Date, runStart: Date): Entered {
   const { pages } = doc.template;
-  const rules = rulesOf(doc.template);
+  // Compiled once per template version; without rules, every page is a shared "visible".
+  const rules = compileRules(doc.template);
   const skipped: NewRunEvent[] = [];
   let steps = doc.steps;
   for (let index = from; index < pages.length; index++) {
-    const decision = rules ? decidePage(rules, index, doc.input_fields) : undefined;
+    const decision = decidePage(rules, index, doc.input_fields);
     const step = steps[index];
     if (!step) throw new RunStateError(`run has no step ${index}`);
-    if (decision && !decision.visible && decision.visibility) {
+    if (!decision.visible && decision.visibility) {
       const { rule, how } = decision.visibility;
       const reason = how === 'not_shown' ? 'not_shown' : 'hidden';
       steps = replace(steps, index, {
@@ -103,17 +88,17 @@ function startStep(
   doc: RunDocument,
   index: number,
   step: StepState,
-  decision: PageDecision | undefined,
+  decision: PageDecision,
   at: Date,
   runStart: Date,
 ): StartedStep {
   const page = doc.template.pages[index]!;
-  const rules: StepRules = {};
-  if (decision?.visibility?.how === 'shown') rules.shown_by = decision.visibility.rule;
+  const shownBy = decision.visibility?.how === 'shown' ? decision.visibility.rule : undefined;
 
   // An assignment given when the run was created wins over the rules.
   let assignee = ownValue(doc.user_assignments, page.name);
-  if (assignee === null && decision?.assign) {
+  let assignedBy: number | undefined;
+  if (assignee === null && decision.assign) {
     const chosen =
       'user' in decision.assign
         ? decision.assign.user
@@ -121,20 +106,25 @@ function startStep(
     // A value that cannot be an assignee (none, or too long) leaves the step unassigned.
     if (chosen && chosen.length <= ASSIGNEE_COLUMN) {
       assignee = chosen;
-      rules.assigned_by = decision.assign.rule;
+      assignedBy = decision.assign.rule;
     }
   }
 
   let due: Date | null = null;
-  const spec = decision?.due?.spec ?? page.due;
+  let dueBy: number | undefined;
+  const spec = decision.due?.spec ?? page.due;
   if (spec) {
     due = dueFrom(doc, spec, at, runStart);
-    if (decision?.due && due) rules.due_by = decision.due.rule;
+    if (decision.due && due) dueBy = decision.due.rule;
   } else if (page.dueInHours !== undefined && page.dueInHours !== null) {
     due = new Date(at.getTime() + page.dueInHours * HOUR_MS);
   }
 
-  const decided = Object.keys(rules).length > 0 ? rules : undefined;
+  // Only a step some rule decided records it: a plain run's steps are as they always were.
+  const decided =
+    shownBy === undefined && assignedBy === undefined && dueBy === undefined
+      ? undefined
+      : present({ shown_by: shownBy, assigned_by: assignedBy, due_by: dueBy });
   return {
     index,
     rules: decided,
@@ -164,5 +154,5 @@ function dueFrom(doc: RunDocument, spec: DueSpec, at: Date, runStart: Date): Dat
     else if (value?.kind === 'datetime') anchor = { instant: new Date(value.ms) };
     else return null;
   }
-  return addDue(anchor, spec.amount, spec.unit, doc.time_zone ?? 'UTC');
+  return addDue(anchor, spec.amount, spec.unit, doc.time_zone ?? DEFAULT_TIME_ZONE);
 }

@@ -2,6 +2,7 @@
 // op its field's type takes, and the literal it compares with, in that type's form.
 import {
   ORDERED_TYPES,
+  TEMPLATE_LIMITS,
   TEXT_TYPES,
   type Condition,
   type ConditionOp,
@@ -10,9 +11,8 @@ import {
 } from './definition-types.js';
 import { fieldType, isEmptyValue, parseFieldValue, valueProblem } from './field-values.js';
 import { keyOf, type Key } from './conditions.js';
-import { RULE_LIMITS } from './rules.js';
 
-export const COMPARISONS: readonly ConditionOp[] = ['gt', 'gte', 'lt', 'lte'];
+const COMPARISONS: readonly ConditionOp[] = ['gt', 'gte', 'lt', 'lte'];
 
 /** A name or value quoted for a message, cut short: a literal may be 10,000 characters. */
 export function quote(s: string): string {
@@ -121,9 +121,9 @@ function checkOneOf(
     refuse(`tests ${name} with one_of but \`values\` is empty`, 'values');
     return;
   }
-  if (values.length > RULE_LIMITS.oneOfValues) {
+  if (values.length > TEMPLATE_LIMITS.oneOfValues) {
     refuse(
-      `tests ${name} with ${values.length} values; one_of takes at most ${RULE_LIMITS.oneOfValues}`,
+      `tests ${name} with ${values.length} values; one_of takes at most ${TEMPLATE_LIMITS.oneOfValues}`,
       'values',
     );
   }

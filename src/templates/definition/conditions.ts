@@ -71,7 +71,7 @@ export function compileCondition(
 }
 
 /** A literal as the field's type, or undefined when it is empty or does not parse. */
-export function parseLiteral(field: TemplateInputField, literal: string): FieldValue | undefined {
+function parseLiteral(field: TemplateInputField, literal: string): FieldValue | undefined {
   return isEmptyValue(field, literal) ? undefined : parseFieldValue(field, literal);
 }
 

@@ -4,27 +4,7 @@
 // rules naming pages that exist, values known when a rule is evaluated) is checked after it, by
 // template-definition.ts. Property names are camelCase, as a template has always been.
 import { ASSIGNEE_COLUMN } from '../../config.js';
-import { CONDITION_OPS, FIELD_TYPES } from './definition-types.js';
-
-/** The limits of a template definition (README, Templates). */
-export const TEMPLATE_LIMITS = {
-  nameLength: 255,
-  pages: 200,
-  fieldsPerPage: 1000,
-  /** Ten years. */
-  dueInHours: 24 * 365 * 10,
-  options: 500,
-  optionLength: 255,
-  helpLength: 1000,
-  placeholderLength: 255,
-  /** A field's default, and a literal a rule compares with. */
-  valueLength: 10_000,
-  patternLength: 500,
-  rules: 200,
-  conditionsPerRule: 20,
-  actionsPerRule: 20,
-  oneOfValues: 100,
-} as const;
+import { CONDITION_OPS, FIELD_TYPES, TEMPLATE_LIMITS } from './definition-types.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: TEMPLATE_LIMITS.nameLength } as const;
 const INPUT_ID = { ...NAME, description: 'an inputId of the template' } as const;
@@ -32,7 +12,7 @@ const PAGE_NAME = { ...NAME, description: 'a page name of the template' } as con
 const VALUE = { type: 'string', maxLength: TEMPLATE_LIMITS.valueLength } as const;
 
 /** A due time relative to an anchor (definition-types.ts DueSpec). */
-export const DUE_SPEC = {
+const DUE_SPEC = {
   type: 'object',
   additionalProperties: false,
   required: ['anchor', 'amount', 'unit'],

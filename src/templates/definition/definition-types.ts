@@ -5,6 +5,32 @@
 // speak these types. Every property added since the first templates is optional, so a
 // definition saved before them is still one, and means what it meant.
 
+/**
+ * The limits of a template definition (README, Templates; docs/templates.md): the schema states
+ * them, and the checks that a schema cannot make name them.
+ */
+export const TEMPLATE_LIMITS = {
+  nameLength: 255,
+  pages: 200,
+  fieldsPerPage: 1000,
+  /** Ten years, either way for a relative due time. */
+  dueInHours: 24 * 365 * 10,
+  /** Ten years of days (or business days), either way. */
+  dueDays: 3650,
+  options: 500,
+  optionLength: 255,
+  helpLength: 1000,
+  placeholderLength: 255,
+  /** A field's default, and a literal a rule compares with. */
+  valueLength: 10_000,
+  /** A field's pattern, in characters (and field-values.ts caps its compiled size). */
+  patternLength: 500,
+  rules: 200,
+  conditionsPerRule: 20,
+  actionsPerRule: 20,
+  oneOfValues: 100,
+} as const;
+
 /** A field's type: how its value (always a string on the wire) is read and checked. */
 export const FIELD_TYPES = [
   'text',

@@ -35,6 +35,9 @@
 //   their input first, so one here is a defect.
 import type { DueUnit } from './definition-types.js';
 
+/** The time zone of an organization that has not set one. */
+export const DEFAULT_TIME_ZONE = 'UTC';
+
 /**
  * What a due time counts from: an instant, or a calendar date ('YYYY-MM-DD', the value of a
  * date field).

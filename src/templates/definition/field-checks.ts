@@ -2,10 +2,13 @@
 // the properties its type takes, limits that hold together, a pattern RE2 compiles and that is
 // not too complex, sound options, and a default its own field takes.
 import { DomainError, pointer } from '../../errors.js';
-import { FIELD_TYPES, TEXT_TYPES, type TemplateInputField } from './definition-types.js';
 import {
-  OPTIONS_MAX,
-  OPTION_MAX_LENGTH,
+  FIELD_TYPES,
+  TEMPLATE_LIMITS,
+  TEXT_TYPES,
+  type TemplateInputField,
+} from './definition-types.js';
+import {
   codePointLength,
   fieldType,
   isEmptyValue,
@@ -100,10 +103,10 @@ export function checkFieldDefinition(
     if (options === undefined || options.length === 0) {
       throw refuse('options', `a ${type} field needs options: at least 1`);
     }
-    if (options.length > OPTIONS_MAX) {
+    if (options.length > TEMPLATE_LIMITS.options) {
       throw refuse(
         'options',
-        `a ${type} field takes at most ${OPTIONS_MAX} options, not ${options.length}`,
+        `a ${type} field takes at most ${TEMPLATE_LIMITS.options} options, not ${options.length}`,
       );
     }
     const seen = new Set<string>();
@@ -111,8 +114,12 @@ export function checkFieldDefinition(
       const option = options[i];
       if (typeof option !== 'string') throw refuse('options', 'each option must be a string', i);
       const length = codePointLength(option);
-      if (length === 0 || length > OPTION_MAX_LENGTH) {
-        throw refuse('options', `each option must have 1 to ${OPTION_MAX_LENGTH} characters`, i);
+      if (length === 0 || length > TEMPLATE_LIMITS.optionLength) {
+        throw refuse(
+          'options',
+          `each option must have 1 to ${TEMPLATE_LIMITS.optionLength} characters`,
+          i,
+        );
       }
       if (seen.has(option)) {
         throw refuse('options', `the option ${quote(option)} appears twice`, i);

@@ -34,7 +34,7 @@
 
 import { RE2JS } from 're2js';
 import { isDate, readDatetime } from './calendar-forms.js';
-import type { FieldType, TemplateInputField } from './definition-types.js';
+import { TEMPLATE_LIMITS, type FieldType, type TemplateInputField } from './definition-types.js';
 
 /** A field's value read from its string form. */
 export type FieldValue =
@@ -45,8 +45,6 @@ export type FieldValue =
   | { kind: 'options'; options: string[] } // multi_select, in the order given
   | { kind: 'checkbox'; checked: boolean };
 
-/** The longest pattern a template may hold (characters). */
-export const PATTERN_MAX_LENGTH = 500;
 /**
  * The largest compiled pattern (RE2 instructions) a template may hold. RE2 matches in time
  * linear in the value, but the factor is the program's size: `(?:\pL{1,1000})+` is 16
@@ -54,9 +52,6 @@ export const PATTERN_MAX_LENGTH = 500;
  * Realistic patterns (codes, identifiers, phone numbers) stay far below this bound.
  */
 export const PATTERN_MAX_PROGRAM_SIZE = 1000;
-/** The most options a select or multi_select field may hold, and the longest option. */
-export const OPTIONS_MAX = 500;
-export const OPTION_MAX_LENGTH = 255;
 
 const NUMBER_MAX_LENGTH = 40;
 const EMAIL_MAX_LENGTH = 254;
@@ -279,8 +274,8 @@ function fieldPattern(field: TemplateInputField, source: string): RE2JS | undefi
 
 /** Why a pattern cannot be saved, or undefined; a sound one is kept for the field's values. */
 export function patternProblem(field: TemplateInputField, source: string): string | undefined {
-  if (source.length > PATTERN_MAX_LENGTH) {
-    return `the pattern has ${source.length} characters, more than the ${PATTERN_MAX_LENGTH} allowed`;
+  if (source.length > TEMPLATE_LIMITS.patternLength) {
+    return `the pattern has ${source.length} characters, more than the ${TEMPLATE_LIMITS.patternLength} allowed`;
   }
   let re: RE2JS;
   try {

@@ -4,6 +4,7 @@
 // and what is wrong.
 import { DomainError, pointer } from '../../errors.js';
 import {
+  TEMPLATE_LIMITS,
   TEXT_TYPES,
   type Condition,
   type DueSpec,
@@ -13,7 +14,7 @@ import {
   type TemplateDefinition,
 } from './definition-types.js';
 import { fieldType } from './field-values.js';
-import { RULE_LIMITS, indexDefinition, whenAll, whenAny, type DefinitionIndex } from './rules.js';
+import { indexDefinition, whenAll, whenAny, type DefinitionIndex } from './rules.js';
 import { checkCondition, fieldLabel, quote, type Refuse } from './condition-checks.js';
 
 /** The types whose value can name one user. */
@@ -26,10 +27,10 @@ const ASSIGNABLE_TYPES: readonly FieldType[] = [...TEXT_TYPES, 'select', 'number
 export function checkRules(definition: TemplateDefinition): void {
   const rules = definition.rules;
   if (rules === undefined) return;
-  if (rules.length > RULE_LIMITS.rules) {
+  if (rules.length > TEMPLATE_LIMITS.rules) {
     throw new DomainError(
       'invalid_rule',
-      `a template takes at most ${RULE_LIMITS.rules} rules; this one has ${rules.length}`,
+      `a template takes at most ${TEMPLATE_LIMITS.rules} rules; this one has ${rules.length}`,
       pointer('rules'),
     );
   }
@@ -77,9 +78,9 @@ function checkRule(
     refuse('has no conditions', 'when', list);
   }
   const conditionList = conditions as Condition[];
-  if (conditionList.length > RULE_LIMITS.conditionsPerRule) {
+  if (conditionList.length > TEMPLATE_LIMITS.conditionsPerRule) {
     refuse(
-      `has ${conditionList.length} conditions; a rule takes at most ${RULE_LIMITS.conditionsPerRule}`,
+      `has ${conditionList.length} conditions; a rule takes at most ${TEMPLATE_LIMITS.conditionsPerRule}`,
       'when',
       list,
     );
@@ -89,9 +90,9 @@ function checkRule(
     refuse('does nothing: `then` has no actions', 'then');
   }
   const actionList = actions as RuleAction[];
-  if (actionList.length > RULE_LIMITS.actionsPerRule) {
+  if (actionList.length > TEMPLATE_LIMITS.actionsPerRule) {
     refuse(
-      `has ${actionList.length} actions; a rule takes at most ${RULE_LIMITS.actionsPerRule}`,
+      `has ${actionList.length} actions; a rule takes at most ${TEMPLATE_LIMITS.actionsPerRule}`,
       'then',
     );
   }
@@ -250,7 +251,11 @@ export function checkDueSpec(
   checkDue(definition, indexDefinition(definition), spec, page, path, code, who);
 }
 
-const DUE_LIMITS = { hours: 87_600, days: 3650, business_days: 3650 } as const;
+const DUE_LIMITS = {
+  hours: TEMPLATE_LIMITS.dueInHours,
+  days: TEMPLATE_LIMITS.dueDays,
+  business_days: TEMPLATE_LIMITS.dueDays,
+} as const;
 
 function checkDue(
   definition: TemplateDefinition,

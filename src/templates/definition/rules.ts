@@ -36,7 +36,7 @@
 //   it: an unknown page is ignored, a condition on an unknown field sees no value, a literal
 //   that does not parse matches nothing (as a stored value that does not parse).
 // - Cost: a template without rules pays nothing (one shared decision, no allocation). Else
-//   compileRules runs once per definition object; decidePage looks only at the rules acting on
+//   compileRules runs once per version (its rules array); decidePage looks only at the rules acting on
 //   the page and parses each field value they test at most once, on first use.
 import {
   type Condition,
@@ -48,13 +48,6 @@ import {
 } from './definition-types.js';
 import { isEmptyValue, parseFieldValue } from './field-values.js';
 import { compileCondition, holds, type CompiledCondition, type Read } from './conditions.js';
-
-export const RULE_LIMITS = {
-  rules: 200,
-  conditionsPerRule: 20,
-  actionsPerRule: 20,
-  oneOfValues: 100,
-} as const;
 
 /** What the rules decide of one page for a run, given its values. */
 export interface PageDecision {
@@ -93,7 +86,7 @@ interface PagePlan {
 }
 
 /**
- * The definition's rules prepared for evaluation. Opaque to callers; one per definition object
+ * The definition's rules prepared for evaluation. Opaque to callers; one per rules array
  * (compileRules caches it), and reused by every decidePage call on it.
  */
 export interface CompiledRules {
@@ -120,7 +113,11 @@ const NO_RULES: CompiledRules = Object.freeze({
 /** What a page no rule decides gets: shared, so plain pages cost no allocation. */
 const VISIBLE: PageDecision = Object.freeze({ visible: true });
 
-const compiledByDefinition = new WeakMap<TemplateDefinition, CompiledRules>();
+// Keyed by the rules array, which is the template version's own: every copy of the version a
+// run's document holds (read from the version cache) shares it, where the definition object
+// around it is made anew for each run read. A rules array belongs to one version, and so to
+// one set of pages.
+const compiledByRules = new WeakMap<readonly Rule[], CompiledRules>();
 
 /** Whether the template has any rules at all. */
 export function hasRules(definition: TemplateDefinition): boolean {
@@ -129,14 +126,15 @@ export function hasRules(definition: TemplateDefinition): boolean {
 
 /**
  * The definition's rules prepared for evaluation (per page, only the rules acting on it; each
- * condition's literal parsed once). Cached per definition object: versions never change.
+ * condition's literal parsed once). Cached per rules array: versions never change.
  */
 export function compileRules(definition: TemplateDefinition): CompiledRules {
-  if (!hasRules(definition)) return NO_RULES;
-  let compiled = compiledByDefinition.get(definition);
+  const rules = definition.rules;
+  if (rules === undefined || rules.length === 0) return NO_RULES;
+  let compiled = compiledByRules.get(rules);
   if (compiled === undefined) {
-    compiled = compile(definition, definition.rules ?? []);
-    compiledByDefinition.set(definition, compiled);
+    compiled = compile(definition, rules);
+    compiledByRules.set(rules, compiled);
   }
   return compiled;
 }
@@ -293,7 +291,7 @@ function read(
   return value;
 }
 
-export interface FieldAt {
+interface FieldAt {
   readonly field: TemplateInputField;
   readonly page: number;
 }
