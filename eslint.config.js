@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**'] },
+  {
+    ignores: ['**/dist/**', 'node_modules/**', 'clients/typescript/src/generated/**', '.local/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

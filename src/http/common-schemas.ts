@@ -1,6 +1,6 @@
 // Schemas every route shares: the error body and the page parameters of a list.
 import type { Config } from '../config.js';
-import { ERRORS, GENERAL_ERROR_CODES } from './errors.js';
+import { ERRORS, GENERAL_ERROR_CODES, type ErrorCode } from './errors.js';
 
 /** The Error of the spec, with the service's stable machine-readable code (and field) beside it. */
 export const ErrorSchema = {
@@ -13,6 +13,9 @@ export const ErrorSchema = {
     message: { type: 'string', description: 'what went wrong, for a person' },
     code: {
       type: 'string',
+      // Every code the service can answer with, so a client generated from the document types
+      // `code` as their union (a code is added with a new document, never sent before it).
+      enum: (Object.keys(ERRORS) as ErrorCode[]).sort(),
       description:
         'what went wrong, for a program. Each operation lists the codes it can answer with, ' +
         'under each error status; any request may also meet ' +

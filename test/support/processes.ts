@@ -122,8 +122,9 @@ export class ApiProcess extends ServiceProcess {
   }
 }
 
+/** Starts an API process: on env.PORT when given (to restart one in place), else a free port. */
 export async function startApi(env: Record<string, string> = {}): Promise<ApiProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = start('api', 'src/server.js', { ...env, PORT: String(port) }).child;
   const api = new ApiProcess(child, port, env.BASE_PATH ?? '');
   // Several API processes: ready once the supervisor has seen each of them listen.
