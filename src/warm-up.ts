@@ -4,7 +4,7 @@
 // Redis, its queues' connections ready, and its request path compiled by V8 (the create's own
 // code in runs/create-rehearsal.ts; the HTTP path up to the key check by requests to itself).
 // Without it the first seconds of load paid for all of these at once, while 32 requests
-// waited (README, Performance: the coldstart phase).
+// waited (docs/performance.md: the coldstart phase).
 import type { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Connection } from 'mysql2';

@@ -1,7 +1,7 @@
 // The one place where errors meet HTTP: every code a client can meet, with its status. The
 // domain's refusals (DomainError, src/errors.ts) are mapped here; the HTTP layer's own
 // refusals (reading, authenticating and limiting a request) are HttpErrors with codes of this
-// table. The README's table of error codes lists exactly these (a test holds them together).
+// table. The table of error codes in docs/api.md lists exactly these (a test holds them together).
 import { DomainError, type DomainErrorCode } from '../errors.js';
 
 /** What a code means for HTTP: its status, and a few words for the API document. */

@@ -155,7 +155,7 @@ export class RunDeletionStore {
    * Deletes up to `limit` of the organization's runs that finished before `before`, with
    * everything they left, in one transaction; returns how many. Runs another writer holds at
    * the moment (a retry of a failed run) are skipped, and left for the next batch. No
-   * run.deleted event: a retention is known to every client (README, Retention and deletion).
+   * run.deleted event: a retention is known to every client (docs/retention.md).
    */
   async deleteExpired(organizationId: string, before: Date, limit: number): Promise<number> {
     return writeTransaction(

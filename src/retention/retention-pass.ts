@@ -1,9 +1,9 @@
 // One pass of the retention (the run-retention job): for every organization whose finished
 // runs expire, delete those that finished more than its retention ago, a batch per
-// transaction with a pause between batches (so requests keep the database: see README,
-// Performance), then its delivery log and audit entries older than that. A batch has the
-// effects of a deletion by the API except the run.deleted event (README, Retention and
-// deletion). A stopped worker ends its pass between two batches; the next pass goes on.
+// transaction with a pause between batches (so requests keep the database: see
+// docs/performance.md, Retention), then its delivery log and audit entries older than that. A
+// batch has the effects of a deletion by the API except the run.deleted event
+// (docs/retention.md). A stopped worker ends its pass between two batches; the next pass goes on.
 import type { RetentionConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { RunDeletionStore } from './deletion-store.js';

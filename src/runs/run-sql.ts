@@ -65,7 +65,7 @@ export interface TemplateAssumption {
  * a save or archive answered before any of them was sent is seen here; one that commits
  * while the batch is written is concurrent with its creates, which then come first (as they
  * would had they been answered a moment sooner). So no lock is needed: a plain read, which
- * costs the database less than a locking one (measured: README, Performance).
+ * costs the database less than a locking one (measured: docs/performance.md).
  */
 export function templateGuardSql(assumptions: readonly TemplateAssumption[]): string {
   const ids = [...new Set(assumptions.map((a) => a.templateId))];

@@ -154,7 +154,7 @@ const payloadOf = <const T extends RunEventType>(type: T) =>
   }) as const;
 
 /**
- * The body of a delivery (payload.ts), as README documents it: not an answer of the API, so
+ * The body of a delivery (payload.ts), as docs/webhooks.md documents it: not an answer of the API, so
  * no route lists it; a receiver (and the tests) can check what it is sent against it.
  */
 export const WebhookPayloadSchema = {

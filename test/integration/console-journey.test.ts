@@ -221,7 +221,7 @@ describe('console: one journey through every screen', function () {
     await page.getByText('webhook_endpoint.created').first().waitFor();
     await checkScreen(page, 'journey-audit');
 
-    // The runs screen now, once its counts have caught up: the picture in the README.
+    // The runs screen now, once its counts have caught up: the picture in docs/console.md.
     await go(page, 'Runs');
     const counts = page.getByRole('navigation', { name: 'Runs by status' });
     await waitFor('the counts of the journey', async () =>

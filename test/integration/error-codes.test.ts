@@ -1,5 +1,5 @@
-// Every error code a client can meet is documented, with its status, in the README's table and
-// in the API document: the codes the source can emit are collected (the table of codes in
+// Every error code a client can meet is documented, with its status, in the table of docs/api.md
+// (the API guide, under Errors) and in the API document: the codes the source can emit are collected (the table of codes in
 // src/http/errors.ts, which every error the service makes must name, and any code written
 // into a body by hand anywhere in src/), and each must be in both places.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -39,10 +39,12 @@ function codesInSource(): Set<string> {
   return found;
 }
 
-/** The README's table of error codes: code → status. */
-function readmeCodes(): Map<string, number> {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Errors'));
+/** The table of error codes in docs/api.md: code → status. */
+function documentedCodes(): Map<string, number> {
+  const guide = readFileSync(join(root, 'docs', 'api.md'), 'utf8');
+  const start = guide.indexOf('### Errors');
+  if (start < 0) throw new Error('docs/api.md has no "### Errors" section');
+  const section = guide.slice(start);
   const rows = new Map<string, number>();
   for (const m of section.matchAll(/^\| `([a-z0-9_]+)`\s*\| (\d{3})\s*\|/gm)) {
     rows.set(m[1]!, Number(m[2]));
@@ -67,10 +69,10 @@ describe('error codes', () => {
     for (const code of emitted) expect(ERRORS, `${code}, emitted in src/`).to.have.property(code);
   });
 
-  it('are each in the README table, with their status, and the table holds no other', () => {
-    const table = readmeCodes();
+  it('are each in the table of docs/api.md, with their status, and the table holds no other', () => {
+    const table = documentedCodes();
     for (const [code, { status }] of Object.entries(ERRORS)) {
-      expect(table.get(code), `README row for ${code}`).to.equal(status);
+      expect(table.get(code), `docs/api.md row for ${code}`).to.equal(status);
     }
     expect([...table.keys()].sort()).to.deep.equal(Object.keys(ERRORS).sort());
   });

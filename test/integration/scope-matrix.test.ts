@@ -2,7 +2,7 @@
 // document (generated from apiRoutes, so a route added later is covered without touching this
 // file). For each one, a key holding every scope but the operation's is refused with 403
 // insufficient_scope naming that scope, before its body is read; a key holding only that scope
-// passes the check. The README's table of operation → scope is held to the same document.
+// passes the check. The table of operation → scope in docs/keys.md is held to the same document.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,11 +41,13 @@ function operations(document: Json): Operation[] {
   return found;
 }
 
-/** The README's table of operations: "METHOD /path" → scope. */
-function readmeScopes(): Map<string, string> {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('## API keys and scopes');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+/** The table of operations in docs/keys.md: "METHOD /path" → scope. */
+function documentedScopes(): Map<string, string> {
+  const page = readFileSync(join(root, 'docs', 'keys.md'), 'utf8');
+  const start = page.indexOf('## API keys and scopes');
+  if (start < 0) throw new Error('docs/keys.md has no "## API keys and scopes" section');
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
   const rows = new Map<string, string>();
   for (const m of section.matchAll(
     /^\| `(GET|POST) (\/[a-z-]+)`\s*\| (?:`([a-z]+:[a-z]+)`|(any key))\s*\|/gm,
@@ -157,8 +159,8 @@ describe('scopes: every operation, by the route list', () => {
     }
   });
 
-  it('are listed in the README, operation by operation, exactly as the routes declare them', () => {
-    const table = readmeScopes();
+  it('are listed in docs/keys.md, operation by operation, exactly as the routes declare them', () => {
+    const table = documentedScopes();
     const routes = new Map(ops.map((op) => [`${op.method} ${op.path}`, op.scope]));
     expect(Object.fromEntries([...table].sort())).to.deep.equal(
       Object.fromEntries([...routes].sort()),

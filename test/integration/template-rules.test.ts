@@ -34,7 +34,7 @@ interface Detail {
   history: Array<{ type: string; data: Json }>;
 }
 
-/** The README's worked example: an order approval. */
+/** The worked example of docs/templates.md: an order approval. */
 export const ORDER_APPROVAL: TemplateDefinition = {
   name: 'Order approval',
   pages: [

@@ -6,7 +6,7 @@
 // definition saved before them is still one, and means what it meant.
 
 /**
- * The limits of a template definition (README, Templates; docs/templates.md): the schema states
+ * The limits of a template definition (docs/templates.md): the schema states
  * them, and the checks that a schema cannot make name them.
  */
 export const TEMPLATE_LIMITS = {
