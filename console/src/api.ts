@@ -1,124 +1,70 @@
-// The console's one way to the API: the documented endpoints, with the signed-in key in the
-// Authorization header and nowhere else. Every failure becomes an ApiError carrying the API's
-// own {message, code, field}, so screens show the service's words, next to the field it names.
+// The console's one way to the API: the typed client (workflow-run-client), with the signed-in
+// key in the Authorization header and nowhere else. Every POST carries an Idempotency-Key the
+// client makes per call (so per user action) and keeps across its retries. A refusal is a
+// WorkflowRunError carrying the API's own {message, code, field}, so screens show the service's
+// words next to the field it names; no answer at all is a WorkflowRunConnectionError.
+import {
+  WorkflowRunClient,
+  WorkflowRunConnectionError,
+  WorkflowRunError,
+} from 'workflow-run-client';
 
 /** Where the API lives: the page's <meta name="base-path"> (the service's BASE_PATH). */
 export const BASE_PATH =
   document.querySelector<HTMLMetaElement>('meta[name="base-path"]')?.content ?? '';
 
-export class ApiError extends Error {
+/**
+ * The client of a key. A person is waiting on every call, so it gives up sooner than the
+ * client's defaults: one retry (of what may be retried: no answer, 429, 503, 500
+ * outcome_unknown), after at most 2 s (a 429 asking for longer is shown at once, with its
+ * message), each attempt within 15 s. Screens that poll (a bulk action's progress, the delivery
+ * log) try again on their own; the live stream reconnects by itself.
+ */
+export function clientOf(key: string): WorkflowRunClient {
+  return new WorkflowRunClient({
+    baseUrl: new URL(`${BASE_PATH}/`, location.origin).href,
+    apiKey: key,
+    maxRetries: 1,
+    maxRetryDelayMs: 2_000,
+    timeoutMs: 15_000,
+    // No cookie goes with a call: the key is the only credential.
+    fetch: (input, init) => fetch(input, { ...init, credentials: 'omit' }),
+  });
+}
+
+/**
+ * A refusal the console makes itself before calling (a form left incomplete), shown as the
+ * API's are: next to the field it names.
+ */
+export class FormError extends Error {
   constructor(
-    readonly status: number,
     message: string,
-    readonly code?: string,
-    /** A JSON Pointer into the request (`/pages/0/name`, `/labels/env`), when the API named one. */
-    readonly field?: string,
+    /** A JSON Pointer into the request, as the API's `field`. */
+    readonly field: string,
   ) {
     super(message);
   }
 }
 
-export type Query = Record<string, string | number | boolean | string[] | undefined | null>;
-
-export function queryString(query: Query | undefined): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) {
-    if (value === undefined || value === null || value === '') continue;
-    if (Array.isArray(value)) for (const v of value) params.append(name, v);
-    else params.append(name, String(value));
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
+/** The request field an error names (a JSON Pointer: `/pages/0/name`, `/labels/env`), if any. */
+export function fieldOf(error: unknown): string | undefined {
+  if (error instanceof WorkflowRunError || error instanceof FormError) return error.field;
+  return undefined;
 }
 
-/** A page of a list, and the cursor of the next one (from the Link header), if there is one. */
-export interface Page<T> {
-  items: T[];
-  next: string | null;
-}
-
-export class Api {
-  constructor(private readonly key: string) {}
-
-  private async send(method: 'GET' | 'POST', path: string, init: RequestInit): Promise<Response> {
-    let res: Response;
-    try {
-      res = await fetch(BASE_PATH + path, {
-        ...init,
-        method,
-        cache: 'no-store',
-        credentials: 'omit',
-        headers: { authorization: this.key, ...(init.headers as Record<string, string>) },
-      });
-    } catch {
-      throw new ApiError(0, 'The service could not be reached. Check the connection and retry.');
-    }
-    if (!res.ok) throw await errorOf(res);
-    return res;
-  }
-
-  async get<T>(path: string, query?: Query): Promise<T> {
-    const res = await this.send('GET', path + queryString(query), {});
-    return (await res.json()) as T;
-  }
-
-  /** A page of a list: the body's items and the next page's cursor, read from its Link header. */
-  async page<T>(path: string, query?: Query): Promise<Page<T>> {
-    const res = await this.send('GET', path + queryString(query), {});
-    return { items: (await res.json()) as T[], next: nextCursor(res.headers.get('link')) };
-  }
-
-  /**
-   * A POST with a fresh Idempotency-Key: a click sent twice (a double click, a retry after a
-   * dropped answer with the same key) changes nothing twice.
-   */
-  async post<T>(path: string, body: unknown, idempotencyKey = crypto.randomUUID()): Promise<T> {
-    const res = await this.send('POST', path, {
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-    });
-    const text = await res.text();
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
-
-  /** An open response for the event stream (read by stream.ts). */
-  stream(path: string, query: Query, lastEventId: string | null, signal: AbortSignal) {
-    return this.send('GET', path + queryString(query), {
-      signal,
-      headers: {
-        accept: 'text/event-stream',
-        ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
-      },
-    });
-  }
-}
-
-async function errorOf(res: Response): Promise<ApiError> {
-  try {
-    const body = (await res.json()) as { message?: unknown; code?: unknown; field?: unknown };
-    if (typeof body.message === 'string') {
-      return new ApiError(
-        res.status,
-        body.message,
-        typeof body.code === 'string' ? body.code : undefined,
-        typeof body.field === 'string' ? body.field : undefined,
-      );
-    }
-  } catch {
-    // not JSON: described below by its status
-  }
-  return new ApiError(res.status, `The service answered ${res.status} ${res.statusText}.`);
-}
-
-/** The `cursor` of a Link header's rel="next" URL. */
-export function nextCursor(link: string | null): string | null {
-  const match = link?.match(/<([^>]*)>\s*;\s*rel="next"/);
-  if (!match) return null;
-  return new URL(match[1]!, location.origin).searchParams.get('cursor');
+/** Whether the service answered with a refusal (4xx): asking again gets the same answer. */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof WorkflowRunError && error.status >= 400 && error.status < 500;
 }
 
 /** A message for anything thrown: the API's own words when it gave some. */
 export function messageOf(error: unknown): string {
+  if (error instanceof WorkflowRunConnectionError) {
+    // A POST that got no answer may or may not have been applied.
+    return error.idempotencyKey === undefined
+      ? 'The service could not be reached. Check the connection and retry.'
+      : 'The service could not be reached, so the change may or may not have been made. Check the connection, then look before you retry.';
+  }
   if (error instanceof Error) return error.message;
   return String(error);
 }

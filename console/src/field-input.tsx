@@ -5,7 +5,7 @@
 // tied to it for assistive technology. The value is always the API's string form.
 import type { ComponentChildren } from 'preact';
 import { listOf, localOfRfc3339, offsetOf, rfc3339OfLocal } from './field-types.js';
-import type { FieldType } from './types-templates.js';
+import type { FieldType } from './vocabulary.js';
 import { FieldMessage } from './ui.js';
 
 /** What the input needs of a field's definition. */

@@ -3,7 +3,11 @@
 // the browser's own inputs are turned into and read from. Values are always strings, in the
 // API's one form per type: number "42.5", date "2026-03-29", datetime RFC 3339 with an offset,
 // checkbox "true"/"false", multi_select a JSON array of options.
-import { ORDERED_TYPES, TEXT_TYPES, type ConditionOp, type FieldType } from './types-templates.js';
+//
+// Which tests a type takes is the service's own classification of the types (its pure
+// definition-types.ts, which its save-time check of a rule reads), imported rather than copied.
+import { ORDERED_TYPES, TEXT_TYPES } from '../../src/templates/definition/definition-types.js';
+import type { ConditionOp, FieldType } from './vocabulary.js';
 
 export const TYPE_WORDS: Record<FieldType, string> = {
   text: 'Text',

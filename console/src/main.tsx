@@ -1,9 +1,9 @@
 // The console: sign-in, the frame (navigation, who is signed in, sign-out) and the screens by
 // path. Each screen lives in its own file under screens/ and uses only the documented API
-// through the signed-in key (ui.tsx's useConsole).
+// through the signed-in key's client (ui.tsx's useConsole).
 import { render } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
-import { Api } from './api.js';
+import { clientOf } from './api.js';
 import { interceptLinks, useLocation, href, type Location } from './router.js';
 import { AuditScreen } from './screens/audit.js';
 import { BulkScreen } from './screens/bulk.js';
@@ -15,7 +15,7 @@ import { TemplateScreen } from './screens/template.js';
 import { TemplatesScreen } from './screens/templates.js';
 import { WebhooksScreen } from './screens/webhooks.js';
 import { clearSession, holds, loadSession, type Session } from './session.js';
-import type { Scope } from './types.js';
+import type { Scope } from './vocabulary.js';
 import { ConfirmHost, Context } from './ui.js';
 
 interface NavItem {
@@ -79,7 +79,7 @@ function screenFor(location: Location) {
 
 function Frame({ session, onSignOut }: { session: Session; onSignOut(): void }) {
   const location = useLocation();
-  const api = useMemo(() => new Api(session.key), [session.key]);
+  const api = useMemo(() => clientOf(session.key), [session.key]);
   const [menuOpen, setMenuOpen] = useState(false);
   const context = useMemo(() => ({ session, api, signOut: onSignOut }), [session, api, onSignOut]);
   return (

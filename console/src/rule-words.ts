@@ -2,14 +2,15 @@
 // greater than 10,000, show page Finance review." Rules are numbered from 1 here, as the editor
 // numbers them (the API's `rule` indexes count from 0).
 import { operandOf, opWords, valueWords } from './field-types.js';
-import type {
-  Condition,
-  DueSpec,
-  Rule,
-  RuleAction,
-  TemplateField,
-  TemplatePage,
-} from './types-templates.js';
+import {
+  conditionsOf,
+  type Condition,
+  type DueSpec,
+  type Rule,
+  type RuleAction,
+  type TemplateField,
+  type TemplatePage,
+} from './vocabulary.js';
 
 /** "rule 2 (Big amounts)", from the API's index (from 0) and the rule's name. */
 export function ruleLabel(index: number, name?: string): string {
@@ -62,19 +63,22 @@ export function actionWords(action: RuleAction, fields: Fields): string {
     case 'hide_page':
       return `hide page ${action.page}`;
     case 'set_due':
-      return `make ${action.page} due ${dueWords(action.due, fields)}`;
+      return action.due
+        ? `make ${action.page} due ${dueWords(action.due, fields)}`
+        : `make ${action.page} due`;
     case 'assign':
-      return 'user' in action
-        ? `assign ${action.page} to ${action.user}`
+      return action.fromField === undefined
+        ? `assign ${action.page} to ${action.user ?? 'nobody'}`
         : `assign ${action.page} to the value of ${fieldName(fields, action.fromField)}`;
   }
 }
 
 /** The rule as a sentence: "When A and B, show page X and assign Y to carol." */
 export function ruleWords(rule: Rule, fields: Fields): string {
-  const all = 'all' in rule.when;
-  const conditions = 'all' in rule.when ? rule.when.all : rule.when.any;
-  const when = conditions.map((c) => conditionWords(c, fields)).join(all ? ' and ' : ' or ');
+  const { match, conditions } = conditionsOf(rule);
+  const when = conditions
+    .map((c) => conditionWords(c, fields))
+    .join(match === 'all' ? ' and ' : ' or ');
   const then = rule.then.map((a) => actionWords(a, fields)).join(' and ');
   return `When ${when}, ${then}.`;
 }

@@ -3,9 +3,9 @@
 // created_after, …, label repeated), so a view can be bookmarked and shared, and the query of
 // the API call is the URL's filter as it stands.
 import { useState } from 'preact/hooks';
-import type { Query } from './api.js';
-import { RUN_STATUSES, type RunStatus } from './types.js';
+import type { CountWorkflowRunsQuery } from 'workflow-run-client';
 import { isoOfLocalInput, localInputOf, useLoad } from './ui.js';
+import { RUN_STATUSES, type RunStatus } from './vocabulary.js';
 
 export interface RunFilterValues {
   statuses: RunStatus[];
@@ -51,13 +51,16 @@ export function filterFromQuery(query: URLSearchParams): RunFilterValues {
   };
 }
 
-/** The API's query parameters of a filter (also the URL's). */
-export function filterQuery(filter: RunFilterValues): Query {
+/**
+ * The API's query parameters of a filter (also the URL's): those of the list, the count and a
+ * bulk action's filter alike.
+ */
+export function filterQuery(filter: RunFilterValues): CountWorkflowRunsQuery {
   return {
     status: filter.statuses.length ? filter.statuses.join(',') : undefined,
     template_id: filter.templateId || undefined,
     assignee: filter.assignee || undefined,
-    overdue: filter.overdue || undefined,
+    overdue: filter.overdue ? filter.overdue === 'true' : undefined,
     created_after: filter.createdAfter || undefined,
     created_before: filter.createdBefore || undefined,
     updated_after: filter.updatedAfter || undefined,
@@ -82,11 +85,6 @@ export function isEmpty(filter: RunFilterValues): boolean {
   return Object.values(filterQuery(filter)).every((v) => v === undefined);
 }
 
-interface TemplateOption {
-  id: string;
-  name: string;
-}
-
 /**
  * The filter's form. Changes apply when submitted (Apply), so typing does not send a request
  * per key; `onChange` gets the whole new filter.
@@ -103,8 +101,7 @@ export function RunFilterForm({
   const [draft, setDraft] = useState(value);
   const [label, setLabel] = useState('');
   const templates = useLoad(
-    (api) =>
-      api.page<TemplateOption>('/get-workflow-templates', { limit: 100 }).then((p) => p.items),
+    (api) => api.page('getWorkflowTemplates', { limit: 100 }).then((p) => p.items),
     [],
   );
   const set = <K extends keyof RunFilterValues>(key: K, v: RunFilterValues[K]) =>

@@ -2,7 +2,8 @@
 // is gone when the tab closes or the user signs out. The key's own description (name, scopes,
 // expiry) comes from GET /get-current-api-key at sign-in and is kept beside it, so every screen
 // can tell which actions the key may take without asking again.
-import type { ApiKey, Scope } from './types.js';
+import type { ApiKey } from 'workflow-run-client';
+import type { Scope } from './vocabulary.js';
 
 const STORAGE_KEY = 'wrs.console.key';
 const INFO_KEY = 'wrs.console.keyInfo';

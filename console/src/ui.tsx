@@ -4,13 +4,15 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { Api, ApiError, messageOf, type Page } from './api.js';
+import type { Page, WorkflowRunClient } from 'workflow-run-client';
+import { fieldOf, messageOf } from './api.js';
 import { holds, type Session } from './session.js';
-import type { Scope } from './types.js';
+import type { Scope } from './vocabulary.js';
 
 export interface ConsoleContext {
   session: Session;
-  api: Api;
+  /** The client of the signed-in key: every call of every screen goes through it. */
+  api: WorkflowRunClient;
   signOut(): void;
 }
 
@@ -41,7 +43,10 @@ export interface Loaded<T> {
  * Loads with `load` whenever `deps` change. The latest call wins: an answer to an older call
  * (the user changed a filter meanwhile) is dropped.
  */
-export function useLoad<T>(load: (api: Api) => Promise<T>, deps: unknown[]): Loaded<T> {
+export function useLoad<T>(
+  load: (api: WorkflowRunClient) => Promise<T>,
+  deps: unknown[],
+): Loaded<T> {
   const { api } = useConsole();
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({
     loading: true,
@@ -137,13 +142,13 @@ export function ErrorBanner({ error, title }: { error: unknown; title?: string }
 
 /** The API's message when it names this field (a JSON Pointer such as `/pages/0/name`). */
 export function fieldError(error: unknown, field: string): string | undefined {
-  if (error instanceof ApiError && error.field === field) return error.message;
-  return undefined;
+  return fieldOf(error) === field ? messageOf(error) : undefined;
 }
 
 /** Whether the error names a field among those a form shows (then it shows there, not on top). */
 export function namesField(error: unknown, shown: (field: string) => boolean): boolean {
-  return error instanceof ApiError && error.field !== undefined && shown(error.field);
+  const field = fieldOf(error);
+  return field !== undefined && shown(field);
 }
 
 /** The message under a form field, tied to it by id for assistive technology. */
@@ -360,7 +365,7 @@ export function LoadMore<T extends { id: string }>({
     loading: false,
     error: null,
   });
-  const cursor = list.data?.next;
+  const cursor = list.data?.nextCursor;
   const load = async (from: string) => {
     setState({ loading: true, error: null });
     try {
@@ -370,7 +375,8 @@ export function LoadMore<T extends { id: string }>({
           ...(page?.items ?? []),
           ...next.items.filter((item) => !page?.items.some((p) => p.id === item.id)),
         ],
-        next: next.next,
+        nextCursor: next.nextCursor,
+        nextUrl: next.nextUrl,
       }));
       setState({ loading: false, error: null });
     } catch (e) {

@@ -35,6 +35,8 @@ export class WorkflowRunConnectionError extends Error {
   constructor(
     message: string,
     readonly idempotencyKey: string | undefined,
+    /** True when the attempts timed out, false when the connection failed. */
+    readonly timedOut: boolean,
     options: { cause: unknown },
   ) {
     super(message, options);

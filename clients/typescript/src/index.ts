@@ -1,6 +1,16 @@
 // The workflow run service's typed client. See README.md.
 export { WorkflowRunClient, type Page, type RunEvent } from './client.js';
 export { WorkflowRunConnectionError, WorkflowRunError, type ErrorCode } from './errors.js';
+export type {
+  Actor,
+  AuditEntryType,
+  DeliveryStatus,
+  FieldType,
+  RunEventType,
+  RunStatus,
+  Scope,
+  StepStatus,
+} from './names.js';
 export type { CallOptions, ClientOptions, StreamOptions } from './options.js';
 export { verifyWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export {

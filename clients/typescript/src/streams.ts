@@ -29,6 +29,7 @@ export async function* followEvents(
 ): AsyncGenerator<WebhookPayload & { id: string }, void, undefined> {
   const controller = new AbortController();
   const stop = () => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) return;
   options.signal?.addEventListener('abort', stop, { once: true });
   let lastId = options.lastEventId;
   let retryMs = 1000;
@@ -63,6 +64,7 @@ export async function* followEvents(
         if (caught instanceof WorkflowRunError) throw caught;
         error = caught;
       }
+      if (controller.signal.aborted) return; // the caller ended it: not a drop
       connected = false;
       options.onConnectionChange?.(false, error);
       failures++;
@@ -72,6 +74,7 @@ export async function* followEvents(
           : new WorkflowRunConnectionError(
               `the stream could not reconnect: ${error instanceof Error ? error.message : String(error)}`,
               undefined,
+              false,
               { cause: error },
             );
       }
@@ -80,10 +83,14 @@ export async function* followEvents(
       const wait = ceiling / 2 + (ceiling / 2) * Math.random();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
-        controller.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        });
+        controller.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   } finally {

@@ -4,9 +4,8 @@
 // view can be bookmarked and shared. Needs audit:read; without it the screen says so.
 import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import type { Page, Query } from '../api.js';
+import type { AuditEntry, GetAuditLogQuery, Page } from 'workflow-run-client';
 import { href, navigate, type Location } from '../router.js';
-import { AUDIT_TYPES, type Actor, type AuditEntry, type AuditType } from '../types-bulk.js';
 import {
   Empty,
   ErrorBanner,
@@ -21,6 +20,7 @@ import {
   isoOfLocalInput,
   localInputOf,
 } from '../ui.js';
+import { AUDIT_TYPES, type Actor, type AuditType } from '../vocabulary.js';
 
 const PAGE_SIZES = ['10', '25', '50', '100'] as const;
 const DEFAULT_PAGE_SIZE = '25';
@@ -66,6 +66,18 @@ function searchOf(filter: AuditFilter, cursor?: string): Record<string, string> 
   return query;
 }
 
+/** The API's query of a filter, with a page's cursor: the URL's, and the page size always. */
+function queryOf(filter: AuditFilter, cursor?: string): GetAuditLogQuery {
+  return {
+    type: filter.types.length ? filter.types.join(',') : undefined,
+    actor: filter.actor || undefined,
+    after: filter.after || undefined,
+    before: filter.before || undefined,
+    limit: Number(filter.limit),
+    cursor,
+  };
+}
+
 export function AuditScreen({ location }: { location: Location }) {
   const can = useCan('audit:read');
   return (
@@ -91,16 +103,9 @@ export function AuditScreen({ location }: { location: Location }) {
 
 function AuditLog({ location }: { location: Location }) {
   const filter = filterOf(location.query);
-  const cursor = location.query.get('cursor') ?? undefined;
+  const cursor = location.query.get('cursor') || undefined;
   const search = new URLSearchParams(searchOf(filter, cursor)).toString();
-  const entries = useLoad(
-    (api) =>
-      api.page<AuditEntry>('/get-audit-log', {
-        ...searchOf(filter, cursor),
-        limit: filter.limit,
-      } satisfies Query),
-    [search],
-  );
+  const entries = useLoad((api) => api.page('getAuditLog', queryOf(filter, cursor)), [search]);
   const formSearch = new URLSearchParams(searchOf(filter)).toString();
   const shown = (field: string) => ['/type', '/actor', '/after', '/before'].includes(field);
   return (
@@ -144,12 +149,12 @@ function Pager({
   cursor?: string;
   page: Page<AuditEntry>;
 }) {
-  if (!cursor && !page.next) return null;
+  if (!cursor && !page.nextCursor) return null;
   return (
     <nav class="pager" aria-label="Audit log pages">
       {cursor && <a href={href('/audit', searchOf(filter))}>Newest entries</a>}
-      {page.next && (
-        <a class="button" href={href('/audit', searchOf(filter, page.next))}>
+      {page.nextCursor && (
+        <a class="button" href={href('/audit', searchOf(filter, page.nextCursor))}>
           Next page
         </a>
       )}

@@ -3,7 +3,13 @@
 // workers; its progress is followed here (?action=<id> in the URL, so a reload or a shared link
 // follows it too) until it completes, with the counts of runs done and skipped.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import type {
+  BulkAction,
+  BulkCancelWorkflowRunsRequest,
+  WorkflowRunClient,
+  WorkflowRunCounts,
+} from 'workflow-run-client';
+import { isRefusal } from '../api.js';
 import { href, navigate, type Location } from '../router.js';
 import {
   filterFromQuery,
@@ -13,8 +19,6 @@ import {
   RunFilterForm,
   type RunFilterValues,
 } from '../run-filters.js';
-import { RUN_STATUSES, type RunCounts, type RunStatus } from '../types.js';
-import type { BulkAction, BulkActionKind, BulkFilter } from '../types-bulk.js';
 import {
   ActionButton,
   confirmAction,
@@ -27,10 +31,13 @@ import {
   useConsole,
   useLoad,
 } from '../ui.js';
+import { RUN_STATUSES, type BulkActionKind, type RunStatus } from '../vocabulary.js';
 import { KeyValues } from './audit.js';
 
 const NUMBER = new Intl.NumberFormat();
 const count = (n: number) => NUMBER.format(n);
+
+type BulkFilter = NonNullable<BulkCancelWorkflowRunsRequest['filter']>;
 
 /** A bulk action's body's filter: the list's parameters, `overdue` as a boolean. */
 function bulkFilter(filter: RunFilterValues): BulkFilter {
@@ -50,20 +57,26 @@ function bulkFilter(filter: RunFilterValues): BulkFilter {
 /** What each action changes, and the code the runs it leaves alone are counted under. */
 const ACTIONS: Record<
   BulkActionKind,
-  { verb: string; done: string; targets: RunStatus[]; path: string; label: string }
+  {
+    verb: string;
+    done: string;
+    targets: RunStatus[];
+    start(api: WorkflowRunClient, body: BulkCancelWorkflowRunsRequest): Promise<BulkAction>;
+    label: string;
+  }
 > = {
   cancel: {
     verb: 'Cancel',
     done: 'cancelled',
     targets: ['pending', 'active'],
-    path: '/bulk-cancel-workflow-runs',
+    start: (api, body) => api.bulkCancelWorkflowRuns(body),
     label: 'Cancel matching runs',
   },
   retry: {
     verb: 'Retry',
     done: 'retried',
     targets: ['failed'],
-    path: '/bulk-retry-workflow-runs',
+    start: (api, body) => api.bulkRetryWorkflowRuns(body),
     label: 'Retry matching runs',
   },
 };
@@ -81,10 +94,7 @@ export function BulkScreen({ location }: { location: Location }) {
   const filter = filterFromQuery(location.query);
   const actionId = location.query.get('action') ?? '';
   const search = filterSearch(filter).toString();
-  const counts = useLoad(
-    (api) => api.get<RunCounts>('/count-workflow-runs', filterQuery(filter)),
-    [search],
-  );
+  const counts = useLoad((api) => api.countWorkflowRuns(filterQuery(filter)), [search]);
   const show = (next: RunFilterValues, action = actionId, replace = true) =>
     navigate('/bulk', filterSearch(next, action ? { action } : {}), replace);
 
@@ -115,7 +125,13 @@ export function BulkScreen({ location }: { location: Location }) {
 }
 
 /** How many runs match, by status, and a link to them in the runs list. */
-function MatchPanel({ filter, counts }: { filter: RunFilterValues; counts: Loaded<RunCounts> }) {
+function MatchPanel({
+  filter,
+  counts,
+}: {
+  filter: RunFilterValues;
+  counts: Loaded<WorkflowRunCounts>;
+}) {
   const data = counts.data;
   return (
     <section class="panel" aria-labelledby="bulk-match-title">
@@ -150,7 +166,7 @@ function MatchPanel({ filter, counts }: { filter: RunFilterValues; counts: Loade
   );
 }
 
-function totalText(data: RunCounts): string {
+function totalText(data: WorkflowRunCounts): string {
   return data.exceeded.length ? `${count(Math.max(data.total, data.limit))}+` : count(data.total);
 }
 
@@ -161,7 +177,7 @@ function ActionsPanel({
   onStarted,
 }: {
   filter: RunFilterValues;
-  counts?: RunCounts;
+  counts?: WorkflowRunCounts;
   onStarted(action: BulkAction): void;
 }) {
   const { api } = useConsole();
@@ -213,7 +229,7 @@ function ActionsPanel({
         filter: bulkFilter(filter),
         ...(answer.reason ? { reason: answer.reason } : {}),
       };
-      const action = await api.post<BulkAction>(spec.path, body);
+      const action = await spec.start(api, body);
       onStarted(action);
     } catch (e) {
       setError(e);
@@ -271,7 +287,7 @@ function useBulkAction(id: string): { action?: BulkAction; error?: unknown } {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
       try {
-        const action = await api.get<BulkAction>('/get-bulk-action', { id });
+        const action = await api.getBulkAction({ id });
         if (stopped) return;
         setState({ action });
         if (action.status !== 'completed') timer = setTimeout(() => void poll(), 500);
@@ -280,8 +296,7 @@ function useBulkAction(id: string): { action?: BulkAction; error?: unknown } {
         if (stopped) return;
         setState((s) => ({ ...s, error }));
         // A refusal (not found, no scope) is final; a lost connection or a 5xx is tried again.
-        const final = error instanceof ApiError && error.status >= 400 && error.status < 500;
-        if (!final) timer = setTimeout(() => void poll(), 2000);
+        if (!isRefusal(error)) timer = setTimeout(() => void poll(), 2000);
       }
     };
     void poll();

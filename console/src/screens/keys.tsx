@@ -4,9 +4,9 @@
 // shown once, here, with a copy button, and is gone when the user leaves the screen.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Page } from '../api.js';
+import type { ApiKey, ApiKeyWithSecret, Page } from 'workflow-run-client';
+import { fieldOf, FormError, messageOf } from '../api.js';
 import { holds } from '../session.js';
-import { ALL_SCOPES, type ApiKey, type ApiKeyWithSecret, type Scope } from '../types.js';
 import {
   ActionButton,
   confirmAction,
@@ -25,6 +25,7 @@ import {
   isoOfLocalInput,
   LoadMore,
 } from '../ui.js';
+import { ALL_SCOPES, type Scope } from '../vocabulary.js';
 
 const PAGE_SIZE = 50;
 
@@ -115,20 +116,19 @@ function CreateKeyForm({ onCreated }: { onCreated(key: ApiKeyWithSecret): void }
   const [expires, setExpires] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const scopesError =
-    error instanceof ApiError && error.field?.startsWith('/scopes') ? error.message : undefined;
+  const scopesError = fieldOf(error)?.startsWith('/scopes') ? messageOf(error) : undefined;
   const shown = (field: string) =>
     field === '/name' || field === '/expires_at' || field.startsWith('/scopes');
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
     if (scopes.length === 0) {
-      setError(new ApiError(400, 'Choose at least one scope.', 'invalid_body', '/scopes'));
+      setError(new FormError('Choose at least one scope.', '/scopes'));
       return;
     }
     setBusy(true);
     try {
-      const made = await api.post<ApiKeyWithSecret>('/create-api-key', {
+      const made = await api.createApiKey({
         name: name.trim(),
         scopes,
         expires_at: isoOfLocalInput(expires) || undefined,
@@ -274,7 +274,7 @@ function RollForm({
     setError(null);
     try {
       onRolled(
-        await api.post<ApiKeyWithSecret>('/roll-api-key', {
+        await api.rollApiKey({
           id: apiKey.id,
           overlap_hours: overlap,
         }),
@@ -393,7 +393,7 @@ function KeyRow({
 
 export function KeysScreen() {
   const { api, session, signOut } = useConsole();
-  const keys = useLoad((a) => a.page<ApiKey>('/get-api-keys', { limit: PAGE_SIZE }), []);
+  const keys = useLoad((a) => a.page('getApiKeys', { limit: PAGE_SIZE }), []);
   const [made, setMade] = useState<{ title: string; key: ApiKeyWithSecret } | null>(null);
   const [rolling, setRolling] = useState<ApiKey | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -429,7 +429,7 @@ export function KeysScreen() {
     if (!ok) return;
     setActionError(null);
     try {
-      const revoked = await api.post<ApiKey>('/revoke-api-key', { id: key.id });
+      const revoked = await api.revokeApiKey({ id: key.id });
       if (isSelf) {
         signOut();
         return;
@@ -524,7 +524,7 @@ export function KeysScreen() {
         )}
         <LoadMore
           list={keys}
-          fetch={(cursor) => api.page<ApiKey>('/get-api-keys', { limit: PAGE_SIZE, cursor })}
+          fetch={(cursor) => api.page('getApiKeys', { limit: PAGE_SIZE, cursor })}
         />
       </section>
     </section>

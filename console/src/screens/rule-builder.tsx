@@ -6,7 +6,7 @@
 // shows at the input it names. Also the due time inputs, which a page and a rule share.
 import { FieldInput } from '../field-input.js';
 import { listOf, operandOf, opsFor, opWords } from '../field-types.js';
-import type { ConditionOp, DueAnchor, DueUnit, FieldType } from '../types-templates.js';
+import type { ConditionOp, DueAnchor, DueUnit, FieldType } from '../vocabulary.js';
 import {
   Group,
   GroupMessage,

@@ -3,23 +3,13 @@
 // failed run. A worker applies completions and retries after the API's 202, so the screen
 // follows the run's own event stream and reads the run again as each change lands.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import type { WorkflowRunDetail, WorkflowTemplateDetail } from 'workflow-run-client';
+import { fieldOf, messageOf } from '../api.js';
 import { FieldInput } from '../field-input.js';
 import { valueWords } from '../field-types.js';
 import { href } from '../router.js';
 import { ruleLabel } from '../rule-words.js';
 import { openStream } from '../stream.js';
-import type {
-  Actor,
-  FieldType,
-  Rule,
-  RunDetail,
-  RunHistoryEntry,
-  RunStep,
-  TemplateInputField,
-  TemplatePage,
-  TemplateVersionDetail,
-} from '../types-runs.js';
 import {
   ActionButton,
   confirmAction,
@@ -37,6 +27,16 @@ import {
   useNotice,
   type Loaded,
 } from '../ui.js';
+import type {
+  Actor,
+  EventType,
+  FieldType,
+  Rule,
+  RunHistoryEntry,
+  RunStep,
+  TemplateField,
+  TemplatePage,
+} from '../vocabulary.js';
 
 export function RunScreen({ id }: { id: string }) {
   const canRead = useCan('runs:read');
@@ -57,19 +57,19 @@ export function RunScreen({ id }: { id: string }) {
 function RunView({ id }: { id: string }) {
   const { api } = useConsole();
   const canTemplates = useCan('templates:read');
-  const run = useLoad((a) => a.get<RunDetail>('/get-workflow-run', { id }), [id]);
+  const run = useLoad((a) => a.getWorkflowRun({ id }), [id]);
   const templateId = run.data?.templateId;
   const version = run.data?.templateVersion;
   const template = useLoad(
     (a) =>
       templateId && canTemplates
-        ? a.get<TemplateVersionDetail>('/get-workflow-template', { id: templateId, version })
+        ? a.getWorkflowTemplate({ id: templateId, version })
         : Promise.resolve(undefined),
     [templateId, version, canTemplates],
   );
   const [notice, say] = useNotice();
   const [actionError, setActionError] = useState<unknown>(null);
-  const live = useRunStream(id, run);
+  const stream = useRunStream(id, run);
 
   if (run.error && !run.data) {
     return (
@@ -112,7 +112,7 @@ function RunView({ id }: { id: string }) {
     if (!answer) return;
     await act(
       () =>
-        api.post('/cancel-workflow-run', {
+        api.cancelWorkflowRun({
           workflow_run_id: data.id,
           ...(answer.reason ? { reason: answer.reason } : {}),
         }),
@@ -128,7 +128,7 @@ function RunView({ id }: { id: string }) {
     });
     if (!answer) return;
     await act(
-      () => api.post('/retry-workflow-run', { workflow_run_id: data.id }),
+      () => api.retryWorkflowRun({ workflow_run_id: data.id }),
       'Retry requested: a worker applies it.',
     );
   };
@@ -155,8 +155,12 @@ function RunView({ id }: { id: string }) {
         )}
       </ScreenHeader>
       <p class="stream-state" role="status" aria-live="polite">
-        <span class={`dot ${live ? 'live' : 'reconnecting'}`} aria-hidden="true" />
-        {live ? 'Live: changes show as they happen' : 'Connecting to live updates…'}
+        <span class={`dot ${stream.live ? 'live' : 'reconnecting'}`} aria-hidden="true" />
+        {stream.live
+          ? 'Live: changes show as they happen'
+          : stream.ended
+            ? `No live updates: ${messageOf(stream.ended)}`
+            : 'Connecting to live updates…'}
       </p>
       {notice}
       <ErrorBanner error={actionError} title="The action was refused" />
@@ -188,10 +192,16 @@ function RunView({ id }: { id: string }) {
   );
 }
 
-/** Follows the run's events; each one reads the run again. True while connected. */
-function useRunStream(id: string, run: Loaded<RunDetail>): boolean {
+/**
+ * Follows the run's events; each one reads the run again. `live` while connected; `ended` with
+ * the service's refusal when it refused the stream (it is not tried again).
+ */
+function useRunStream(
+  id: string,
+  run: Loaded<WorkflowRunDetail>,
+): { live: boolean; ended?: unknown } {
   const { api } = useConsole();
-  const [live, setLive] = useState(false);
+  const [state, setState] = useState<{ live: boolean; ended?: unknown }>({ live: false });
   const reload = useRef(run.reload);
   reload.current = run.reload;
   const found = run.data !== undefined;
@@ -202,28 +212,29 @@ function useRunStream(id: string, run: Loaded<RunDetail>): boolean {
       clearTimeout(timer);
       timer = setTimeout(() => reload.current(), 100);
     };
-    const handle = openStream(
+    const close = openStream(
       api,
       { run_id: id },
       {
         onEvent: soon,
         onState: (connected) => {
-          setLive(connected);
+          setState({ live: connected });
           // Whatever happened while (re)connecting is read once the stream is open.
           if (connected) soon();
         },
+        onEnd: (error) => setState({ live: false, ended: error }),
       },
     );
     return () => {
       clearTimeout(timer);
-      handle.close();
+      close();
     };
   }, [api, id, found]);
-  return live;
+  return state;
 }
 
 /** A failed or cancelled run says so at the top, in words. */
-function Outcome({ run }: { run: RunDetail }) {
+function Outcome({ run }: { run: WorkflowRunDetail }) {
   if (run.status === 'failed') {
     const failed = lastOf(run.history, 'run.failed');
     return (
@@ -263,7 +274,7 @@ function Outcome({ run }: { run: RunDetail }) {
   return null;
 }
 
-function Facts({ run }: { run: RunDetail }) {
+function Facts({ run }: { run: WorkflowRunDetail }) {
   const labels = Object.entries(run.labels);
   return (
     <div class="panel">
@@ -351,15 +362,15 @@ function CompleteStep({
   canTemplates,
   onDone,
 }: {
-  run: RunDetail;
+  run: WorkflowRunDetail;
   page: TemplatePage | undefined;
-  template: Loaded<TemplateVersionDetail | undefined>;
+  template: Loaded<WorkflowTemplateDetail | undefined>;
   canTemplates: boolean;
   onDone(): void;
 }) {
   const { api } = useConsole();
   const step = run.currentStepName!;
-  const [extra, setExtra] = useState<TemplateInputField[]>([]);
+  const [extra, setExtra] = useState<TemplateField[]>([]);
   const fields = [...(page?.inputFields ?? []), ...extra];
   // What the form has changed; a field it has not shows the run's value. The page may arrive
   // after the run: its fields show their values at their first render, never a blank first.
@@ -369,8 +380,8 @@ function CompleteStep({
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState(false);
   const shownField = (pointer: string) => fields.some((f) => inputPointer(f.inputId) === pointer);
-  const topError =
-    error instanceof ApiError && error.field && shownField(error.field) ? null : error;
+  const named = fieldOf(error);
+  const topError = named && shownField(named) ? null : error;
 
   const submit = async () => {
     const answer = await confirmAction({
@@ -388,7 +399,7 @@ function CompleteStep({
     setBusy(true);
     setError(null);
     try {
-      await api.post('/complete-workflow-step', {
+      await api.completeWorkflowStep({
         workflow_run_id: run.id,
         step_name: step,
         // Only what the form changes: a value kept as it was stays where it came from.
@@ -402,9 +413,10 @@ function CompleteStep({
       onDone();
     } catch (e) {
       setError(e);
-      const named = e instanceof ApiError && e.field ? fromPointer(e.field) : undefined;
-      if (named !== undefined && !fields.some((f) => f.inputId === named)) {
-        setExtra((x) => [...x, { inputId: named, fieldName: named, required: true }]);
+      const pointer = fieldOf(e);
+      const inputId = pointer ? fromPointer(pointer) : undefined;
+      if (inputId !== undefined && !fields.some((f) => f.inputId === inputId)) {
+        setExtra((x) => [...x, { inputId, fieldName: inputId, required: true }]);
       }
     } finally {
       setBusy(false);
@@ -502,7 +514,7 @@ function stepRules(step: RunStep, rule: RuleNamer): string[] {
   return words;
 }
 
-function Steps({ run, rule }: { run: RunDetail; rule: RuleNamer }) {
+function Steps({ run, rule }: { run: WorkflowRunDetail; rule: RuleNamer }) {
   return (
     <div class="panel">
       <h2>Steps</h2>
@@ -565,7 +577,7 @@ function Steps({ run, rule }: { run: RunDetail; rule: RuleNamer }) {
 }
 
 /** The run's inputs: each value in words for its type, with where it came from. */
-function Inputs({ run, pages }: { run: RunDetail; pages: TemplatePage[] | undefined }) {
+function Inputs({ run, pages }: { run: WorkflowRunDetail; pages: TemplatePage[] | undefined }) {
   const names = new Map<string, string>();
   const types = new Map<string, FieldType | undefined>();
   for (const f of run.fields ?? []) {
@@ -639,7 +651,7 @@ function Inputs({ run, pages }: { run: RunDetail; pages: TemplatePage[] | undefi
   );
 }
 
-const EVENT_WORDS: Record<string, string> = {
+const EVENT_WORDS: Record<EventType, string> = {
   'run.created': 'Created',
   'run.started': 'Started',
   'step.completed': 'Step completed',
@@ -652,7 +664,7 @@ const EVENT_WORDS: Record<string, string> = {
   'run.deleted': 'Deleted',
 };
 
-const BAD = new Set(['run.failed', 'run.cancelled', 'step.overdue']);
+const BAD = new Set<EventType>(['run.failed', 'run.cancelled', 'step.overdue']);
 
 function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleNamer }) {
   return (
@@ -677,7 +689,7 @@ function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleName
                     !
                   </span>
                 )}
-                <strong>{EVENT_WORDS[e.type] ?? e.type}</strong> <code class="muted">{e.type}</code>
+                <strong>{EVENT_WORDS[e.type]}</strong> <code class="muted">{e.type}</code>
               </p>
               <p class="event-meta">
                 <Time value={e.at} /> · by {actorText(e.actor)}
@@ -779,7 +791,7 @@ function actorText(actor: Actor | undefined): string {
   return 'an operator (admin CLI)';
 }
 
-function lastOf(history: RunHistoryEntry[], type: string): RunHistoryEntry | undefined {
+function lastOf(history: RunHistoryEntry[], type: EventType): RunHistoryEntry | undefined {
   for (let i = history.length - 1; i >= 0; i--) if (history[i]!.type === type) return history[i];
   return undefined;
 }

@@ -2,7 +2,14 @@
 // (its cursor in the URL too, so a page can be bookmarked) and the live event stream: new runs
 // that pass the filter appear at the top of the first page, changed runs update in place.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api, Page } from '../api.js';
+import type {
+  Page,
+  RunEvent,
+  WorkflowRunClient,
+  WorkflowRunCounts,
+  WorkflowRunSummary,
+} from 'workflow-run-client';
+import { messageOf } from '../api.js';
 import { href, navigate, type Location } from '../router.js';
 import {
   filterFromQuery,
@@ -12,9 +19,7 @@ import {
   RunFilterForm,
   type RunFilterValues,
 } from '../run-filters.js';
-import { openStream, type StreamEvent } from '../stream.js';
-import type { RunDetail, RunEventData } from '../types-runs.js';
-import { RUN_STATUSES, type RunCounts, type RunSummary } from '../types.js';
+import { openStream } from '../stream.js';
 import {
   Empty,
   ErrorBanner,
@@ -27,6 +32,7 @@ import {
   useLoad,
   type Loaded,
 } from '../ui.js';
+import { RUN_STATUSES } from '../vocabulary.js';
 
 const DEFAULT_LIMIT = 50;
 const NUMBER = new Intl.NumberFormat();
@@ -64,13 +70,10 @@ function RunsView({ location }: { location: Location }) {
   /** The URL parameters kept across filter changes and pages. */
   const keep: Record<string, string> = limit ? { limit: String(limit) } : {};
 
-  const counts = useLoad(
-    (a) => a.get<RunCounts>('/count-workflow-runs', filterQuery(filter)),
-    [filterKey],
-  );
+  const counts = useLoad((a) => a.countWorkflowRuns(filterQuery(filter)), [filterKey]);
   const list = useLoad(
     (a) =>
-      a.page<RunSummary>('/get-workflow-runs', {
+      a.page('getWorkflowRuns', {
         ...filterQuery(filter),
         limit: limit ?? DEFAULT_LIMIT,
         cursor: cursor || undefined,
@@ -78,7 +81,7 @@ function RunsView({ location }: { location: Location }) {
     [filterKey, cursor, limit],
   );
   const changed = useChanged();
-  const streamState = useRunsStream(api, filter, cursor, list, counts, changed.mark);
+  const stream = useRunsStream(api, filter, cursor, list, counts, changed.mark);
 
   const filtered = !isEmpty(filter);
   // Open on a wide screen, or when a filter is applied; on a phone it folds away otherwise.
@@ -89,12 +92,14 @@ function RunsView({ location }: { location: Location }) {
     <section class="runs-screen">
       <ScreenHeader title="Runs">
         <p class="stream-state" role="status" aria-live="polite">
-          <span class={`dot ${streamState}`} aria-hidden="true" />
-          {streamState === 'live'
+          <span class={`dot ${stream.state}`} aria-hidden="true" />
+          {stream.state === 'live'
             ? 'Live'
-            : streamState === 'connecting'
+            : stream.state === 'connecting'
               ? 'Connecting to live updates…'
-              : 'Reconnecting to live updates…'}
+              : stream.state === 'reconnecting'
+                ? 'Reconnecting to live updates…'
+                : `No live updates: ${messageOf(stream.error)}`}
         </p>
       </ScreenHeader>
       <Counts counts={counts} filter={filter} keep={keep} />
@@ -106,7 +111,7 @@ function RunsView({ location }: { location: Location }) {
         <RunFilterForm key={filterKey} value={filter} onChange={apply} idPrefix="runs-filter" />
       </details>
       <RunList list={list} changed={changed.ids} filtered={filtered} />
-      <Pages next={list.data?.next ?? null} cursor={cursor} filter={filter} keep={keep} />
+      <Pages next={list.data?.nextCursor ?? null} cursor={cursor} filter={filter} keep={keep} />
     </section>
   );
 }
@@ -134,7 +139,8 @@ function useChanged() {
   return { ids, mark };
 }
 
-type StreamState = 'connecting' | 'live' | 'reconnecting';
+/** `ended`: the service refused the stream (a 4xx), and it is not tried again. */
+type StreamState = 'connecting' | 'live' | 'reconnecting' | 'ended';
 
 /**
  * Follows the organization's run events: a new run that passes the filter joins the top of the
@@ -142,14 +148,16 @@ type StreamState = 'connecting' | 'live' | 'reconnecting';
  * most once a second, however many events come).
  */
 function useRunsStream(
-  api: Api,
+  api: WorkflowRunClient,
   filter: RunFilterValues,
   cursor: string,
-  list: Loaded<Page<RunSummary>>,
-  counts: Loaded<RunCounts>,
+  list: Loaded<Page<WorkflowRunSummary>>,
+  counts: Loaded<WorkflowRunCounts>,
   mark: (id: string) => void,
-): StreamState {
-  const [state, setState] = useState<StreamState>('connecting');
+): { state: StreamState; error?: unknown } {
+  const [state, setState] = useState<{ state: StreamState; error?: unknown }>({
+    state: 'connecting',
+  });
   // The stream stays open across filter changes; its handlers read the view as it is now.
   const now = useRef({ filter, cursor, list, counts, mark });
   now.current = { filter, cursor, list, counts, mark };
@@ -163,10 +171,8 @@ function useRunsStream(
         if (!closed) now.current.counts.reload();
       }, 1000);
     };
-    const onEvent = (event: StreamEvent) => {
-      const data = event.data.data as RunEventData;
-      const run = data.run;
-      if (!run) return;
+    const onEvent = (event: RunEvent) => {
+      const run = event.data.run;
       refreshCounts();
       const view = now.current;
       if (event.type === 'run.deleted') {
@@ -177,7 +183,7 @@ function useRunsStream(
       }
       if (event.type === 'run.created') {
         if (view.cursor) return; // only the first page shows the newest runs
-        const local = passesFilter(view.filter, run, data.templateId, event.data.timestamp);
+        const local = passesFilter(view.filter, run, event.data.templateId, event.timestamp);
         if (local === false) return;
         const add = () => {
           if (closed) return;
@@ -192,7 +198,7 @@ function useRunsStream(
         else {
           // Labels are not in the summary: the run in full tells them.
           const wanted = view.filter.labels;
-          api.get<RunDetail>('/get-workflow-run', { id: run.id }).then(
+          api.getWorkflowRun({ id: run.id }).then(
             (detail) => wanted.every((l) => hasLabel(detail.labels, l)) && add(),
             () => undefined, // gone meanwhile, or unreadable: the next load will tell
           );
@@ -210,18 +216,19 @@ function useRunsStream(
       });
       if (view.list.data?.items.some((r) => r.id === run.id)) view.mark(run.id);
     };
-    const handle = openStream(
+    const close = openStream(
       api,
       {},
       {
         onEvent,
-        onState: (connected) => !closed && setState(connected ? 'live' : 'reconnecting'),
+        onState: (connected) => setState({ state: connected ? 'live' : 'reconnecting' }),
+        onEnd: (error) => setState({ state: 'ended', error }),
       },
     );
     return () => {
       closed = true;
       clearTimeout(countsTimer);
-      handle.close();
+      close();
     };
   }, [api]);
   return state;
@@ -238,7 +245,7 @@ function hasLabel(labels: Record<string, string>, pair: string): boolean {
  */
 function passesFilter(
   filter: RunFilterValues,
-  run: RunSummary,
+  run: WorkflowRunSummary,
   templateId: string | undefined,
   createdAt: string,
 ): boolean | undefined {
@@ -260,7 +267,7 @@ function Counts({
   filter,
   keep,
 }: {
-  counts: Loaded<RunCounts>;
+  counts: Loaded<WorkflowRunCounts>;
   filter: RunFilterValues;
   keep: Record<string, string>;
 }) {
@@ -302,7 +309,7 @@ function RunList({
   changed,
   filtered,
 }: {
-  list: Loaded<Page<RunSummary>>;
+  list: Loaded<Page<WorkflowRunSummary>>;
   changed: ReadonlySet<string>;
   filtered: boolean;
 }) {

@@ -1,9 +1,8 @@
 // Sign-in: the user pastes an API key. It is checked with GET /get-current-api-key (which also
 // says what the key may do) and then kept in sessionStorage only (session.ts).
 import { useState } from 'preact/hooks';
-import { Api, messageOf } from '../api.js';
+import { clientOf, messageOf } from '../api.js';
 import { saveSession, type Session } from '../session.js';
-import type { ApiKey } from '../types.js';
 
 export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
   const [key, setKey] = useState('');
@@ -15,7 +14,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
     setError(null);
     try {
       const trimmed = key.trim();
-      const info = await new Api(trimmed).get<ApiKey>('/get-current-api-key');
+      if (!trimmed) throw new Error('Paste an API key.');
+      const info = await clientOf(trimmed).getCurrentApiKey();
       const session = { key: trimmed, info };
       saveSession(session);
       setKey('');

@@ -2,24 +2,47 @@
 // a line, and fields and pages referred to by a key of their own, so that a rule keeps naming
 // a field whose inputId is being typed or a page that moved — and the definition sent from it.
 // The draft checks nothing: the API does, and names the input at fault.
+import type { CreateWorkflowTemplateRequest, WorkflowTemplateDetail } from 'workflow-run-client';
+import { TEXT_TYPES } from '../../../src/templates/definition/definition-types.js';
 import { opsFor, operandOf } from '../field-types.js';
 import {
-  TEXT_TYPES,
-  type ActionBody,
+  conditionsOf,
   type ConditionOp,
-  type DraftFieldBody,
   type DueAnchor,
-  type DueBody,
   type DueSpec,
   type DueUnit,
   type FieldType,
   type RuleAction,
-  type RuleBody,
-  type TemplateDefinition,
-  type TemplateDetail,
   type TemplateField,
-  type Typed,
-} from '../types-templates.js';
+} from '../vocabulary.js';
+
+/**
+ * A number as the editor sends it: a number when the text typed is one; otherwise the text as
+ * typed, which the API refuses naming the input.
+ */
+type Typed = number | string;
+
+/**
+ * A request as the editor sends it: the API document's shape, with each number as typed and a
+ * choice not made (a due time's anchor) sent empty, for the API to refuse naming the input.
+ */
+type AsTyped<T> = T extends number
+  ? Typed
+  : T extends string
+    ? T | ''
+    : T extends ReadonlyArray<infer Item>
+      ? Array<AsTyped<Item>>
+      : T extends object
+        ? { [K in keyof T]: AsTyped<T[K]> }
+        : T;
+
+/** A template definition as the editor sends it (create-workflow-template's body). */
+export type DefinitionBody = AsTyped<CreateWorkflowTemplateRequest>;
+type PageBody = DefinitionBody['pages'][number];
+type FieldBody = PageBody['inputFields'][number];
+type DueBody = NonNullable<PageBody['due']>;
+type RuleBody = NonNullable<DefinitionBody['rules']>[number];
+type ActionBody = RuleBody['then'][number];
 
 export interface DraftField {
   key: number;
@@ -154,7 +177,7 @@ export const newRule = (fieldKey = 0, type?: FieldType, pageKey = 0): DraftRule 
 });
 
 /** The draft of a version (for a new version of it), or of a new template. */
-export function draftOf(base: TemplateDetail | undefined): Draft {
+export function draftOf(base: WorkflowTemplateDetail | undefined): Draft {
   if (!base) return { name: '', pages: [newPage()], rules: [] };
   const fieldKeys = new Map<string, number>();
   const pageKeys = new Map<string, number>();
@@ -178,12 +201,11 @@ export function draftOf(base: TemplateDetail | undefined): Draft {
     if (page.due) pages[p]!.due = dueOf(page.due);
   });
   const rules = (base.rules ?? []).map((rule): DraftRule => {
-    const all = 'all' in rule.when;
-    const conditions = 'all' in rule.when ? rule.when.all : rule.when.any;
+    const { match, conditions } = conditionsOf(rule);
     return {
       key: newKey(),
       name: rule.name ?? '',
-      match: all ? 'all' : 'any',
+      match,
       conditions: conditions.map((c) => ({
         key: newKey(),
         fieldKey: fieldKeys.get(c.field) ?? 0,
@@ -194,13 +216,13 @@ export function draftOf(base: TemplateDetail | undefined): Draft {
       actions: rule.then.map((a) => {
         const action = newAction(pageKeys.get(a.page) ?? 0);
         action.action = a.action;
-        if (a.action === 'set_due') action.due = dueOf(a.due);
+        if (a.action === 'set_due' && a.due) action.due = dueOf(a.due);
         if (a.action === 'assign') {
-          if ('fromField' in a) {
+          if (a.fromField !== undefined) {
             action.assignTo = 'field';
             action.fromFieldKey = fieldKeys.get(a.fromField) ?? 0;
           } else {
-            action.user = a.user;
+            action.user = a.user ?? '';
           }
         }
         return action;
@@ -247,7 +269,7 @@ export function optionsOf(field: DraftField): string[] {
     .filter((o) => o !== '');
 }
 
-function fieldBody(field: DraftField): DraftFieldBody {
+function fieldBody(field: DraftField): FieldBody {
   const t = takes(field.type);
   const options = optionsOf(field);
   return {
@@ -272,7 +294,7 @@ function fieldBody(field: DraftField): DraftFieldBody {
   };
 }
 
-export function definitionOf(draft: Draft): TemplateDefinition {
+export function definitionOf(draft: Draft): DefinitionBody {
   const inputIds = new Map(allFields(draft).map(({ field }) => [field.key, field.inputId]));
   const pageNames = new Map(draft.pages.map((page) => [page.key, page.name]));
   const inputId = (key: number) => inputIds.get(key) ?? '';

@@ -6,11 +6,12 @@
 // refusal shows next to the input its `field` (a JSON Pointer into the body) names, or at the
 // top when no input of the form is that field or leads to it (editor-inputs.tsx).
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, messageOf } from '../api.js';
+import type { CreateWorkflowTemplateRequest, WorkflowTemplateDetail } from 'workflow-run-client';
+import { fieldOf, messageOf } from '../api.js';
 import { FieldInput } from '../field-input.js';
 import { TYPE_WORDS } from '../field-types.js';
-import { FIELD_TYPES, type FieldType, type TemplateDetail } from '../types-templates.js';
 import { ActionButton, ErrorBanner, useConsole } from '../ui.js';
+import { FIELD_TYPES, type FieldType } from '../vocabulary.js';
 import {
   CheckInput,
   Group,
@@ -46,8 +47,8 @@ export function TemplateEditor({
   onCancel,
 }: {
   /** The version the new one starts from; none for a new template. */
-  base?: TemplateDetail;
-  onSaved(saved: TemplateDetail): void;
+  base?: WorkflowTemplateDetail;
+  onSaved(saved: WorkflowTemplateDetail): void;
   onCancel(): void;
 }) {
   const { api } = useConsole();
@@ -64,8 +65,7 @@ export function TemplateEditor({
       setPlacement(null);
       return;
     }
-    const pointer =
-      error instanceof ApiError && form.current ? placeOf(form.current, error.field) : null;
+    const pointer = form.current ? placeOf(form.current, fieldOf(error)) : null;
     setPlacement({ message: messageOf(error), pointer });
     requestAnimationFrame(() => {
       const target =
@@ -86,7 +86,7 @@ export function TemplateEditor({
 
   /** A change of order or count: the API's pointers no longer name the same inputs. */
   const forgetPlaced = () => {
-    if (error instanceof ApiError && error.field) setError(undefined);
+    if (fieldOf(error)) setError(undefined);
   };
   const setPages = (update: (pages: DraftPage[]) => DraftPage[]) =>
     setDraft((d) => ({ ...d, pages: update(d.pages) }));
@@ -119,17 +119,19 @@ export function TemplateEditor({
     if (saving) return;
     setSaving(true);
     setError(undefined);
-    const definition = definitionOf(draft);
+    // Numbers go as typed (DefinitionBody): the API refuses a text where a number belongs,
+    // naming the input, so the request's own type is the API document's only by assertion.
+    const definition = definitionOf(draft) as CreateWorkflowTemplateRequest;
     try {
       const saved = base
-        ? await api.post<TemplateDetail>('/update-workflow-template', {
+        ? await api.updateWorkflowTemplate({
             id: base.id,
             expected_version: base.latestVersion,
             name: definition.name,
             pages: definition.pages,
             ...(definition.rules ? { rules: definition.rules } : {}),
           })
-        : await api.post<TemplateDetail>('/create-workflow-template', definition);
+        : await api.createWorkflowTemplate(definition);
       onSaved(saved);
     } catch (caught) {
       setError(caught);

@@ -3,18 +3,10 @@
 // (/templates/new) or a new version (?edit=1, prefilled from the version shown). A save shows
 // the version saved, at its own URL, without a reload.
 import { useState } from 'preact/hooks';
+import type { WorkflowTemplateDetail, WorkflowTemplateVersion } from 'workflow-run-client';
 import { TYPE_WORDS, valueWords } from '../field-types.js';
 import { href, navigate, type Location } from '../router.js';
 import { dueWords, fieldsOf, ruleLabel, ruleWords, type Fields } from '../rule-words.js';
-import {
-  actorName,
-  type Rule,
-  type RuleAction,
-  type TemplateDetail,
-  type TemplateField,
-  type TemplatePage,
-  type TemplateVersion,
-} from '../types-templates.js';
 import {
   ActionButton,
   confirmAction,
@@ -28,10 +20,18 @@ import {
   useConsole,
   useNotice,
 } from '../ui.js';
+import type { Actor, Rule, RuleAction, TemplateField, TemplatePage } from '../vocabulary.js';
 import { TemplateEditor } from './template-editor.js';
 import { ArchivedBadge } from './templates.js';
 
 const templatePath = (id: string) => `/templates/${encodeURIComponent(id)}`;
+
+/** Who saved a version, in words. */
+function actorName(actor: Actor | undefined): string {
+  if (!actor) return 'not recorded';
+  if (actor.type === 'api_key') return actor.name ?? `key ${actor.id.slice(0, 8)}`;
+  return actor.type === 'system' ? 'the service' : 'admin CLI';
+}
 
 /** The URL's ?version=, when it is a version number. */
 function versionOf(query: URLSearchParams): number | undefined {
@@ -46,15 +46,12 @@ export function TemplateScreen({ id, location }: { id: string; location: Locatio
   const editing = isNew || location.query.get('edit') === '1';
   const [notice, say] = useNotice();
   const detail = useLoad(
-    (api) =>
-      isNew
-        ? Promise.resolve(undefined)
-        : api.get<TemplateDetail>('/get-workflow-template', { id, version }),
+    (api) => (isNew ? Promise.resolve(undefined) : api.getWorkflowTemplate({ id, version })),
     [id, version],
   );
 
   /** A save's answer: shown at once, at the URL of the version saved. */
-  const showSaved = (saved: TemplateDetail, created: boolean) => {
+  const showSaved = (saved: WorkflowTemplateDetail, created: boolean) => {
     detail.set(() => saved);
     say(created ? `Created ${saved.name}.` : `Saved version ${saved.version}.`);
     navigate(templatePath(saved.id), { version: String(saved.version) }, true);
@@ -121,9 +118,9 @@ function TemplateView({
   onChange,
   say,
 }: {
-  data: TemplateDetail;
+  data: WorkflowTemplateDetail;
   error: unknown;
-  onChange(changed: TemplateDetail): void;
+  onChange(changed: WorkflowTemplateDetail): void;
   say(text: string): void;
 }) {
   const { api } = useConsole();
@@ -149,10 +146,9 @@ function TemplateView({
     setBusy(true);
     setActionError(undefined);
     try {
-      const changed = await api.post<TemplateDetail>(
-        archived ? '/archive-workflow-template' : '/restore-workflow-template',
-        { id: data.id },
-      );
+      const changed = archived
+        ? await api.archiveWorkflowTemplate({ id: data.id })
+        : await api.restoreWorkflowTemplate({ id: data.id });
       // The answer is the template at its latest version; the version shown stays.
       onChange({
         ...data,
@@ -375,32 +371,32 @@ const VERSIONS_PAGE = 20;
 
 /** The template's versions, newest first; choosing one shows it (the URL's ?version=). */
 function Versions({ id, shown, latest }: { id: string; shown: number; latest: number }) {
-  const [more, setMore] = useState<{ items: TemplateVersion[]; next: string | null } | null>(null);
+  const [more, setMore] = useState<{
+    items: WorkflowTemplateVersion[];
+    next: string | null;
+  } | null>(null);
   const [moreError, setMoreError] = useState<unknown>(undefined);
   const { api } = useConsole();
   const first = useLoad(
     async (api) => {
       setMore(null);
-      return api.page<TemplateVersion>('/get-workflow-template-versions', {
-        id,
-        limit: VERSIONS_PAGE,
-      });
+      return api.page('getWorkflowTemplateVersions', { id, limit: VERSIONS_PAGE });
     },
     [id, latest],
   );
   const items = [...(first.data?.items ?? []), ...(more?.items ?? [])];
-  const next = more ? more.next : (first.data?.next ?? null);
+  const next = more ? more.next : (first.data?.nextCursor ?? null);
 
   const loadMore = async () => {
     if (!next) return;
     setMoreError(undefined);
     try {
-      const page = await api.page<TemplateVersion>('/get-workflow-template-versions', {
+      const page = await api.page('getWorkflowTemplateVersions', {
         id,
         limit: VERSIONS_PAGE,
         cursor: next,
       });
-      setMore((m) => ({ items: [...(m?.items ?? []), ...page.items], next: page.next }));
+      setMore((m) => ({ items: [...(m?.items ?? []), ...page.items], next: page.nextCursor }));
     } catch (caught) {
       setMoreError(caught);
     }

@@ -1,28 +1,32 @@
 // The templates: those that take new runs, or the archived ones (the URL's ?archived=true), a
 // keyset page at a time (?cursor=). The list's answer holds each template's fields only, so
 // each row's version, state and last change are read from the template in full.
-import { messageOf, type Api } from '../api.js';
+import type {
+  WorkflowRunClient,
+  WorkflowTemplate,
+  WorkflowTemplateDetail,
+} from 'workflow-run-client';
+import { messageOf } from '../api.js';
 import { href, navigate, useLocation } from '../router.js';
-import type { TemplateDetail, TemplateListItem } from '../types-templates.js';
 import { ActionButton, Empty, ErrorBanner, Loading, ScreenHeader, Time, useLoad } from '../ui.js';
 
 const PAGE_SIZE = 25;
 
 interface Row {
-  item: TemplateListItem;
+  item: WorkflowTemplate;
   /** The template in full, or why it could not be read. */
-  detail: TemplateDetail | undefined;
+  detail: WorkflowTemplateDetail | undefined;
   error: unknown;
 }
 
-async function loadRows(api: Api, archived: boolean, cursor: string | null) {
-  const page = await api.page<TemplateListItem>('/get-workflow-templates', {
+async function loadRows(api: WorkflowRunClient, archived: boolean, cursor: string | null) {
+  const page = await api.page('getWorkflowTemplates', {
     archived: archived || undefined,
     limit: PAGE_SIZE,
-    cursor,
+    cursor: cursor || undefined,
   });
   const details = await Promise.allSettled(
-    page.items.map((item) => api.get<TemplateDetail>('/get-workflow-template', { id: item.id })),
+    page.items.map((item) => api.getWorkflowTemplate({ id: item.id })),
   );
   const rows: Row[] = page.items.map((item, i) => {
     const settled = details[i]!;
@@ -30,7 +34,7 @@ async function loadRows(api: Api, archived: boolean, cursor: string | null) {
       ? { item, detail: settled.value, error: undefined }
       : { item, detail: undefined, error: settled.reason };
   });
-  return { rows, next: page.next };
+  return { rows, next: page.nextCursor };
 }
 
 /** Pages of a list item when its detail could not be read: those that have fields. */

@@ -4,17 +4,15 @@
 // deliveries still owed (and a redelivery) without a reload. A signing secret is in the one
 // answer that makes it (subscribe, rotate), so it is shown once, with a copy button.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type Page, type Query } from '../api.js';
+import type {
+  GetWebhookDeliveriesQuery,
+  Page,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from 'workflow-run-client';
+import { fieldOf, messageOf } from '../api.js';
 import { href, navigate, type Location } from '../router.js';
-import {
-  DELIVERY_STATUSES,
-  EVENT_TYPES,
-  type DeliveryStatus,
-  type EventType,
-  type WebhookDelivery,
-  type WebhookEndpoint,
-  type WebhookEndpointWithSecret,
-} from '../types-admin.js';
 import {
   ActionButton,
   confirmAction,
@@ -31,6 +29,12 @@ import {
   useNotice,
   LoadMore,
 } from '../ui.js';
+import {
+  DELIVERY_STATUSES,
+  EVENT_TYPES,
+  type DeliveryStatus,
+  type EventType,
+} from '../vocabulary.js';
 import { ShownOnce } from './keys.js';
 
 const PAGE_SIZE = 25;
@@ -38,8 +42,10 @@ const PAGE_SIZE = 25;
 const POLL_PENDING_MS = 2000;
 const POLL_IDLE_MS = 5000;
 
-const withoutSecret = ({ secret: _secret, ...endpoint }: WebhookEndpointWithSecret) =>
-  endpoint as WebhookEndpoint;
+const withoutSecret = ({
+  secret: _secret,
+  ...endpoint
+}: WebhookEndpointWithSecret): WebhookEndpoint => endpoint;
 
 function EventList({ events }: { events: EventType[] }) {
   if (EVENT_TYPES.every((type) => events.includes(type))) {
@@ -100,8 +106,7 @@ function SubscribeForm({
   const [busy, setBusy] = useState(false);
   const urlError = fieldError(error, '/url');
   const descriptionError = fieldError(error, '/description');
-  const eventsError =
-    error instanceof ApiError && error.field?.startsWith('/events') ? error.message : undefined;
+  const eventsError = fieldOf(error)?.startsWith('/events') ? messageOf(error) : undefined;
   const shown = (field: string) =>
     field === '/url' || field === '/description' || field.startsWith('/events');
   const submit = async (event: Event) => {
@@ -109,7 +114,7 @@ function SubscribeForm({
     setBusy(true);
     setError(null);
     try {
-      const made = await api.post<WebhookEndpointWithSecret>('/create-webhook-endpoint', {
+      const made = await api.createWebhookEndpoint({
         url: url.trim(),
         events: events.length ? events : undefined,
         description: description.trim() || undefined,
@@ -349,20 +354,26 @@ function merged(
   const ids = new Set(fresh.items.map((d) => d.id));
   return {
     items: [...fresh.items, ...current.items.filter((d) => !ids.has(d.id))],
-    next: current.next,
+    nextCursor: current.nextCursor,
+    nextUrl: current.nextUrl,
   };
 }
 
 function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; location: Location }) {
   const { api } = useConsole();
-  const statusParam = location.query.get('status') ?? '';
-  const status = (DELIVERY_STATUSES as readonly string[]).includes(statusParam) ? statusParam : '';
+  const statusParam = location.query.get('status');
+  const status = DELIVERY_STATUSES.find((s) => s === statusParam);
   const run = location.query.get('run') ?? '';
   const [runDraft, setRunDraft] = useState(run);
   useEffect(() => setRunDraft(run), [run]);
-  const query: Query = { endpoint_id: endpoint.id, status, run_id: run, limit: PAGE_SIZE };
+  const query: GetWebhookDeliveriesQuery = {
+    endpoint_id: endpoint.id,
+    status,
+    run_id: run || undefined,
+    limit: PAGE_SIZE,
+  };
   const deliveries = useLoad(
-    (a) => a.page<WebhookDelivery>('/get-webhook-deliveries', query),
+    (a) => a.page('getWebhookDeliveries', query),
     [endpoint.id, status, run],
   );
   const [actionError, setActionError] = useState<unknown>(null);
@@ -377,7 +388,7 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
     let cancelled = false;
     const timer = setTimeout(
       () => {
-        api.page<WebhookDelivery>('/get-webhook-deliveries', query).then(
+        api.page('getWebhookDeliveries', query).then(
           (fresh) => {
             if (cancelled) return;
             setPollError(null);
@@ -420,7 +431,7 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
     if (!ok) return;
     setActionError(null);
     try {
-      const updated = await api.post<WebhookDelivery>('/redeliver-webhook', {
+      const updated = await api.redeliverWebhook({
         delivery_id: delivery.id,
       });
       deliveries.set((page) =>
@@ -452,7 +463,7 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
           <span>Status</span>
           <select
             id="delivery-status"
-            value={status}
+            value={status ?? ''}
             onChange={(event) => setFilter('status', event.currentTarget.value)}
           >
             <option value="">Any status</option>
@@ -513,9 +524,7 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
       )}
       <LoadMore
         list={deliveries}
-        fetch={(cursor) =>
-          api.page<WebhookDelivery>('/get-webhook-deliveries', { ...query, cursor })
-        }
+        fetch={(cursor) => api.page('getWebhookDeliveries', { ...query, cursor })}
       />
     </section>
   );
@@ -524,7 +533,7 @@ function DeliveryLog({ endpoint, location }: { endpoint: WebhookEndpoint; locati
 export function WebhooksScreen({ location }: { location: Location }) {
   const { api } = useConsole();
   const selectedId = location.query.get('endpoint');
-  const endpoints = useLoad((a) => a.get<WebhookEndpoint[]>('/get-webhook-endpoints'), []);
+  const endpoints = useLoad((a) => a.getWebhookEndpoints(), []);
   const [subscribing, setSubscribing] = useState(false);
   const [secret, setSecret] = useState<{
     title: string;
@@ -548,9 +557,7 @@ export function WebhooksScreen({ location }: { location: Location }) {
     if (!ok) return;
     setActionError(null);
     try {
-      const rotated = await api.post<WebhookEndpointWithSecret>('/rotate-webhook-secret', {
-        id: endpoint.id,
-      });
+      const rotated = await api.rotateWebhookSecret({ id: endpoint.id });
       setSecret({ title: `New signing secret for ${rotated.url}`, endpoint: rotated });
       endpoints.set((list) => list?.map((e) => (e.id === rotated.id ? withoutSecret(rotated) : e)));
     } catch (e) {
@@ -573,7 +580,7 @@ export function WebhooksScreen({ location }: { location: Location }) {
     if (!ok) return;
     setActionError(null);
     try {
-      await api.post('/delete-webhook-endpoint', { id: endpoint.id });
+      await api.deleteWebhookEndpoint({ id: endpoint.id });
       endpoints.set((list) => list?.filter((e) => e.id !== endpoint.id));
       if (secret?.endpoint.id === endpoint.id) setSecret(null);
       if (selectedId === endpoint.id) navigate('/webhooks', {}, true);

@@ -1,0 +1,125 @@
+// The names the console gives to parts of the API's shapes, and the lists of the API's enums it
+// shows as checkboxes and selects. Every shape is the client's (workflow-run-client, generated
+// from the API document): nothing here is written out again, only named. Each list is checked
+// against its type both ways at compile time: `satisfies` refuses a value the API does not
+// have, and `Exhaustive` below names a value the list leaves out.
+import type {
+  Actor,
+  AuditEntryType,
+  BulkAction,
+  DeliveryStatus,
+  RunEventType,
+  RunStatus,
+  Scope,
+  WorkflowRunDetail,
+  WorkflowTemplateDetail,
+} from 'workflow-run-client';
+
+export type { Actor, DeliveryStatus, RunStatus, Scope };
+/** An event of a run: a webhook's, a stream's and a history entry's type. */
+export type EventType = RunEventType;
+export type AuditType = AuditEntryType;
+export type BulkActionKind = BulkAction['action'];
+
+export type RunStep = WorkflowRunDetail['steps'][number];
+export type RunHistoryEntry = WorkflowRunDetail['history'][number];
+
+// A template's definition, as a version of it reads (the request bodies have the same shapes).
+export type TemplatePage = WorkflowTemplateDetail['pages'][number];
+export type TemplateField = TemplatePage['inputFields'][number];
+export type FieldType = NonNullable<TemplateField['type']>;
+export type DueSpec = NonNullable<TemplatePage['due']>;
+export type DueAnchor = DueSpec['anchor'];
+export type DueUnit = DueSpec['unit'];
+export type Rule = NonNullable<WorkflowTemplateDetail['rules']>[number];
+export type Condition = NonNullable<Rule['when']['all']>[number];
+export type ConditionOp = Condition['op'];
+export type RuleAction = Rule['then'][number];
+
+/** A rule's conditions, and whether all of them must hold or any one of them. */
+export function conditionsOf(rule: Rule): { match: 'all' | 'any'; conditions: Condition[] } {
+  return rule.when.all
+    ? { match: 'all', conditions: rule.when.all }
+    : { match: 'any', conditions: rule.when.any ?? [] };
+}
+
+export const ALL_SCOPES = [
+  'runs:read',
+  'runs:write',
+  'templates:read',
+  'templates:write',
+  'webhooks:read',
+  'webhooks:write',
+  'keys:manage',
+  'audit:read',
+] as const satisfies readonly Scope[];
+
+export const RUN_STATUSES = [
+  'pending',
+  'active',
+  'completed',
+  'failed',
+  'cancelled',
+] as const satisfies readonly RunStatus[];
+
+export const EVENT_TYPES = [
+  'run.created',
+  'run.started',
+  'step.completed',
+  'step.skipped',
+  'step.overdue',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'run.retried',
+  'run.deleted',
+] as const satisfies readonly EventType[];
+
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivered',
+  'failed',
+] as const satisfies readonly DeliveryStatus[];
+
+export const AUDIT_TYPES = [
+  'template.created',
+  'template.updated',
+  'template.archived',
+  'template.restored',
+  'api_key.created',
+  'api_key.revoked',
+  'api_key.rolled',
+  'api_key.expired',
+  'webhook_endpoint.created',
+  'webhook_endpoint.deleted',
+  'webhook_endpoint.secret_rotated',
+  'bulk_action.created',
+  'organization.settings_updated',
+] as const satisfies readonly AuditType[];
+
+export const FIELD_TYPES = [
+  'text',
+  'long_text',
+  'number',
+  'email',
+  'url',
+  'date',
+  'datetime',
+  'select',
+  'multi_select',
+  'checkbox',
+] as const satisfies readonly FieldType[];
+
+/** Compiles only when `Left` is never: an error here names the value a list leaves out. */
+type NoneLeft<Left extends never> = Left;
+type LeftOut<Type, List extends readonly unknown[]> = Exclude<Type, List[number]>;
+
+/** Every list above holds every value of its type. */
+export type Exhaustive = [
+  NoneLeft<LeftOut<Scope, typeof ALL_SCOPES>>,
+  NoneLeft<LeftOut<RunStatus, typeof RUN_STATUSES>>,
+  NoneLeft<LeftOut<EventType, typeof EVENT_TYPES>>,
+  NoneLeft<LeftOut<DeliveryStatus, typeof DELIVERY_STATUSES>>,
+  NoneLeft<LeftOut<AuditType, typeof AUDIT_TYPES>>,
+  NoneLeft<LeftOut<FieldType, typeof FIELD_TYPES>>,
+];
