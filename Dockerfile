@@ -2,10 +2,14 @@
 # One image for every role: the API (default), the worker and the migrations differ only in
 # their command (see docker-compose.yml).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The typed client is a workspace: the console is built on it.
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY clients/typescript/tsconfig.json ./clients/typescript/
+COPY clients/typescript/src ./clients/typescript/src
 COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY src ./src
 COPY workers ./workers
@@ -14,10 +18,11 @@ COPY scripts/copy-assets.mjs scripts/build-console.mjs ./scripts/
 COPY console ./console
 # The docs page's Redoc bundle goes into dist/assets and the console's bundle into dist/console:
 # the runtime image has no dev packages.
-RUN npx tsc -p tsconfig.build.json && npx tsc -p console/tsconfig.json \
+RUN npm run build -w workflow-run-client \
+  && npx tsc -p tsconfig.build.json && npx tsc -p console/tsconfig.json \
   && node scripts/copy-assets.mjs && node scripts/build-console.mjs
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
