@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import {
   isApiSupervisor,
   isSupervisedApiProcess,
+  listenApi,
   rehearsalToken,
   reportMetricsToSupervisor,
   superviseApiProcesses,
@@ -47,7 +48,7 @@ if (isApiSupervisor(config)) await superviseApiProcesses(config);
 const log = createLogger(config.logLevel, { proc: 'api', pid: process.pid });
 // The API keeps its pools whole (opened by the warm-up before /readyz says 200).
 const db = createDb(config, log, { poolMin: config.dbPoolMax });
-// With DATABASE_REPLICA_URLS: the reads listed in the README go to a replica once it has
+// With DATABASE_REPLICA_URLS: the reads listed in docs/operations.md (Read replicas) go to a replica once it has
 // caught up with the primary (read-your-writes); without, `reader` is undefined and every
 // store reads `db` as it always did.
 const replicas = config.replicas ? new ReplicaReads(db, config.replicas, log, config) : undefined;
@@ -155,9 +156,7 @@ const metricsServer = isSupervisedApiProcess()
 const server = createServer(app.callback());
 answerClientErrors(server, log);
 server.keepAliveTimeout = 5000;
-server.listen(config.port, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+listenApi(server, config.port, (port) => {
   log.info('listening', { port, basePath: config.basePath });
   // Listening (/healthz answers), ready only once warm: /readyz says 503 until then.
   void readiness.warmUp(
