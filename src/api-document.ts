@@ -1,10 +1,8 @@
 // The API document (OpenAPI 3.1) of the service as configured by its defaults, printed without
 // starting MySQL or Redis: the typed client (clients/typescript) is generated from it. The routes
 // are built with services that are never called; describing an endpoint touches only its contract.
-import { apiRoutes, type AppDeps } from './app.js';
+import { apiDocument, apiRoutes, type AppDeps } from './app.js';
 import { loadConfig } from './config.js';
-import { openApiDocument } from './http/openapi.js';
-import { RUN_EVENT_WEBHOOK } from './webhooks/webhook-schemas.js';
 
 /**
  * A service that describing the API may hold (and reach into, as routes destructure their deps)
@@ -22,7 +20,7 @@ export function serviceDocument(env: NodeJS.ProcessEnv = {}): Record<string, unk
   // Each field of AppDeps but config is a service a handler would call; no handler runs here.
   const deps = new Proxy({}, { get: (_target, name) => (name === 'config' ? config : unused) });
   const routes = apiRoutes(deps as AppDeps);
-  return openApiDocument(routes, config.basePath, [RUN_EVENT_WEBHOOK]);
+  return apiDocument(routes, config);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

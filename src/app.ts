@@ -116,6 +116,11 @@ export function apiRoutes(deps: AppDeps): Route[] {
   ];
 }
 
+/** The API document (OpenAPI 3.1) of these routes: what /openapi.json serves. */
+export function apiDocument(routes: readonly Route[], config: Config): Record<string, unknown> {
+  return openApiDocument(routes, config.basePath, [RUN_EVENT_WEBHOOK]);
+}
+
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config } = deps;
   const app = new Koa<AppState>();
@@ -153,7 +158,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
 
   // Built once, from the same routes; no key needed to read it.
-  const document = JSON.stringify(openApiDocument(routes, config.basePath, [RUN_EVENT_WEBHOOK]));
+  const document = JSON.stringify(apiDocument(routes, config));
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = document;

@@ -14,8 +14,12 @@ import type {
   WorkflowRunDetail,
   WorkflowTemplateDetail,
 } from 'workflow-run-client';
+import { RUN_STATUSES } from '../../src/runs/run-status.js';
+import { FIELD_TYPES } from '../../src/templates/definition/definition-types.js';
 
 export type { Actor, DeliveryStatus, RunStatus, Scope };
+/** The service's own lists (modules that import nothing), checked against the client's types below. */
+export { FIELD_TYPES, RUN_STATUSES };
 /** An event of a run: a webhook's, a stream's and a history entry's type. */
 export type EventType = RunEventType;
 export type AuditType = AuditEntryType;
@@ -54,14 +58,6 @@ export const ALL_SCOPES = [
   'audit:read',
 ] as const satisfies readonly Scope[];
 
-export const RUN_STATUSES = [
-  'pending',
-  'active',
-  'completed',
-  'failed',
-  'cancelled',
-] as const satisfies readonly RunStatus[];
-
 export const EVENT_TYPES = [
   'run.created',
   'run.started',
@@ -97,25 +93,14 @@ export const AUDIT_TYPES = [
   'organization.settings_updated',
 ] as const satisfies readonly AuditType[];
 
-export const FIELD_TYPES = [
-  'text',
-  'long_text',
-  'number',
-  'email',
-  'url',
-  'date',
-  'datetime',
-  'select',
-  'multi_select',
-  'checkbox',
-] as const satisfies readonly FieldType[];
-
 /** Compiles only when `Left` is never: an error here names the value a list leaves out. */
 type NoneLeft<Left extends never> = Left;
 type LeftOut<Type, List extends readonly unknown[]> = Exclude<Type, List[number]>;
 
-/** Every list above holds every value of its type. */
+/** Every list above holds every value of its type, and the service's lists no value it lacks. */
 export type Exhaustive = [
+  NoneLeft<Exclude<(typeof RUN_STATUSES)[number], RunStatus>>,
+  NoneLeft<Exclude<(typeof FIELD_TYPES)[number], FieldType>>,
   NoneLeft<LeftOut<Scope, typeof ALL_SCOPES>>,
   NoneLeft<LeftOut<RunStatus, typeof RUN_STATUSES>>,
   NoneLeft<LeftOut<EventType, typeof EVENT_TYPES>>,

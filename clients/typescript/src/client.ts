@@ -32,7 +32,7 @@ export type RunEvent = WebhookPayload & { id: string };
 
 export class WorkflowRunClient extends Operations {
   private readonly base: URL;
-  private readonly options: Required<Omit<ClientOptions, 'fetch' | 'headers'>> &
+  private readonly options: Required<Omit<ClientOptions, 'baseUrl' | 'fetch' | 'headers'>> &
     Pick<ClientOptions, 'headers'>;
   private readonly fetch: typeof fetch;
 
@@ -42,7 +42,6 @@ export class WorkflowRunClient extends Operations {
     // A trailing slash, so the operations' paths resolve under the base path.
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
     this.options = {
-      baseUrl: this.base.href,
       apiKey: options.apiKey,
       maxRetries: options.maxRetries ?? 3,
       timeoutMs: options.timeoutMs ?? 30_000,
