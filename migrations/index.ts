@@ -13,6 +13,8 @@ import * as webhookTurns from './20261126000000_webhook_turns.js';
 import * as webhookOwedIndex from './20261127000000_webhook_owed_index.js';
 import * as organizationTimeZone from './20261127100000_organization_time_zone.js';
 import * as templateRules from './20261127110000_template_rules.js';
+import * as stepWake from './20261128000000_step_wake.js';
+import * as taskInbox from './20261128010000_task_inbox.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +34,8 @@ const migrations: Record<string, Migration> = {
   '20261127000000_webhook_owed_index': webhookOwedIndex,
   '20261127100000_organization_time_zone': organizationTimeZone,
   '20261127110000_template_rules': templateRules,
+  '20261128000000_step_wake': stepWake,
+  '20261128010000_task_inbox': taskInbox,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -28,6 +28,9 @@ import { requestContext } from './http/request-context.js';
 import { requestTimeout } from './http/timeout.js';
 import type { Logger } from './logger.js';
 import { runRoutes } from './runs/run-routes.js';
+import { taskRoutes } from './tasks/task-routes.js';
+import { taskSchemas } from './tasks/task-schemas.js';
+import { TaskService } from './tasks/task-service.js';
 import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
 import { templateRoutes } from './templates/template-routes.js';
@@ -87,6 +90,12 @@ export function apiRoutes(deps: AppDeps): Route[] {
       service: deps.runService,
       store: deps.runs,
       schemas: runSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
+    ...taskRoutes({
+      // Reads only: a task is a run's current step, changed by the run service.
+      service: new TaskService(deps.runs),
+      schemas: taskSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
     ...bulkRoutes({ service: deps.bulkService, schemas: bulkSchemas(config) }),

@@ -127,7 +127,7 @@ const processors: Processors = {
     log,
     pacer: new TurnPacer(config.workerGatherMs),
   }),
-  stepDue: stepDueProcessor({ store }),
+  stepDue: stepDueProcessor({ store, dueTimers }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer, stopping: () => stopping }),
   bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),
   runRetention: runRetentionProcessor({ pass: retentionPass }),
@@ -154,7 +154,7 @@ const workers = JOB_KIND_NAMES.map((name) => {
 
 const reconciler = new Reconciler(
   {
-    runs: { store, jobs: queues.get('applyRuns') },
+    runs: { store, jobs: queues.get('applyRuns'), timers: dueTimers },
     idempotencyKeys: new IdempotencyStore(db),
     deliveries: { store: deliveries, jobs: deliveryJobs },
     apiKeys: new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),

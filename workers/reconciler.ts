@@ -5,7 +5,8 @@
 //     turn queued at most, and applying is idempotent). Turns take the oldest owed runs, round
 //     robin between organizations, so after a flush a backlog in one organization holds up no
 //     other either;
-//   - steps past their due date and not marked overdue (their timer lost) are marked here;
+//   - current steps whose wake time passed (overdue, an escalation, an approval's timeout: their
+//     timer lost) get what the clock owes them here;
 //   - endpoints owed a delivery that has been due for a while, held by no turn and first of
 //     its run to the endpoint, are given a turn (an endpoint has one turn queued at most, and a
 //     turn claims what it sends, so a doubled turn sends nothing twice);
@@ -21,14 +22,15 @@ import type { Logger } from '../src/logger.js';
 import { overdueMarkedByReconciler, reconcilerReenqueued } from '../src/metrics/metrics.js';
 import type { IdempotencyStore } from '../src/idempotency/idempotency-keys.js';
 import type { KeyStore } from '../src/auth/key-store.js';
-import { markPastDueSteps } from '../src/runs/due-timers.js';
+import { wakeDueSteps, type DueTimers } from '../src/runs/due-timers.js';
 import type { RunStore } from '../src/runs/run-store.js';
 import type { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { webhookReenqueued } from '../src/metrics/metrics.js';
 
 /** What the reconciler sweeps. */
 export interface ReconcilerSweeps {
-  runs: { store: RunStore; jobs: RunJobs };
+  /** timers: where the next wake times of the steps it changed are scheduled. */
+  runs: { store: RunStore; jobs: RunJobs; timers?: Pick<DueTimers, 'schedule'> };
   idempotencyKeys: IdempotencyStore;
   deliveries: { store: DeliveryStore; jobs: DeliveryJobs };
   apiKeys: Pick<KeyStore, 'recordExpiries'>;
@@ -40,6 +42,7 @@ export class Reconciler {
 
   private readonly store: RunStore;
   private readonly runJobs: RunJobs;
+  private readonly timers: Pick<DueTimers, 'schedule'> | undefined;
   private readonly keys: IdempotencyStore;
   private readonly webhooks: { store: DeliveryStore; jobs: DeliveryJobs };
   private readonly apiKeys: Pick<KeyStore, 'recordExpiries'>;
@@ -53,6 +56,7 @@ export class Reconciler {
   ) {
     this.store = sweeps.runs.store;
     this.runJobs = sweeps.runs.jobs;
+    this.timers = sweeps.runs.timers;
     this.keys = sweeps.idempotencyKeys;
     this.webhooks = sweeps.deliveries;
     this.apiKeys = sweeps.apiKeys;
@@ -106,16 +110,21 @@ export class Reconciler {
     return recorded;
   }
 
-  /** Steps whose due date passed more than afterMs ago (their timer had its chance). */
+  /** Steps whose wake time passed more than afterMs ago (their timer had its chance). */
   private async markPastDue(): Promise<number> {
-    const marked = await markPastDueSteps(
+    const changed = await wakeDueSteps(
       this.store,
       new Date(Date.now() - this.options.afterMs),
       this.options.batch ?? 1000,
     );
-    overdueMarkedByReconciler.inc(marked);
-    if (marked > 0) this.log.info('marked overdue steps whose timers were lost', { runs: marked });
-    return marked;
+    await this.timers?.schedule(changed);
+    overdueMarkedByReconciler.inc(changed.length);
+    if (changed.length > 0) {
+      this.log.info('gave steps what the clock owed them after their timers were lost', {
+        runs: changed.length,
+      });
+    }
+    return changed.length;
   }
 
   /** Endpoints owed deliveries due more than afterMs ago: their turn was lost, or never made. */

@@ -3,6 +3,7 @@
 // their guarded changes with their events, and the action's cursor and counts moved, so a
 // worker that dies midway leaves either the whole batch or none of it, and the next worker
 // resumes after the last batch committed. No run is changed twice, no count is off.
+import { taskTermStatements } from '../tasks/task-terms.js';
 import type { Actor } from '../audit/actor.js';
 import { actorJson } from '../audit/actor.js';
 import type { NewAuditEntry } from '../audit/audit-events.js';
@@ -228,6 +229,7 @@ export class BulkStore {
     for (const sql of insertEventsStatements(eventRowsOf(changes.map((c) => c.after)))) {
       await query(sql);
     }
+    for (const sql of taskTermStatements(changes)) await query(sql);
   }
 
   /** Marks the action completed, if it is still running at the cursor it was read at. */

@@ -27,6 +27,14 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   unknown_input_field: { status: 400, meaning: 'an input_fields key the template or step lacks' },
   unknown_page: { status: 400, meaning: 'a user_assignments key that is not a page' },
   missing_required_field: { status: 400, meaning: 'a required field of the step has no value' },
+  decision_required: {
+    status: 400,
+    meaning: 'completing an approval step takes a decision (approved or rejected)',
+  },
+  decision_not_taken: {
+    status: 400,
+    meaning: 'a decision or comment was given for a step that is not an approval',
+  },
   invalid_field_value: {
     status: 400,
     meaning: "a value does not parse as its field's type, or breaks one of its limits",
@@ -34,7 +42,7 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   invalid_template_field: {
     status: 400,
     meaning:
-      'a field of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together',
+      'a field or page of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together; approval settings on a page that is no approval, a rejection that reopens no earlier page, candidates from a field that names no people, escalations without a due time',
   },
   invalid_rule: {
     status: 400,
@@ -67,6 +75,11 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   run_not_active: { status: 409, meaning: 'the run has ended' },
   completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },
   step_not_current: { status: 409, meaning: 'step_name is not the current step' },
+  step_already_claimed: {
+    status: 409,
+    meaning: 'someone else holds the step; claim with allow_override to take it',
+  },
+  step_not_held: { status: 409, meaning: 'the step is not held by the user_id given' },
   run_not_cancellable: { status: 409, meaning: 'the run has ended' },
   run_not_retryable: { status: 409, meaning: 'the run is not failed, or holds no failed change' },
   run_changed_concurrently: {

@@ -108,7 +108,8 @@ export const CHANGE_TYPES = [
   'complete_step',
   'cancel',
   'retry',
-  'overdue',
+  'clock',
+  'assign',
   'fail',
   'delete',
 ] as const;

@@ -64,6 +64,13 @@ async function removeRuns(query: TxQuery, organizationId: string, ids: string[])
       WHERE r.id IN (?)`,
     [ids],
   );
+  // The inbox's terms of a run deleted while active (a label is one).
+  await query(
+    `DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique)
+      STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq
+      WHERE r.id IN (?)`,
+    [ids],
+  );
   await query(
     'DELETE r FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) WHERE r.id IN (?)',
     [ids],

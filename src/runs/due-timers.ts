@@ -1,11 +1,12 @@
-// Due dates that act: when a step with a due date becomes current, a delayed "steps due" job is
-// scheduled for that time (one per second in which steps fall due); when it fires, every step
-// still current and past its due date is marked overdue. MySQL decides (markStepOverdue
-// re-reads the run and guards its write), Redis only keeps time: a timer lost with Redis is
-// made up for by the reconciler, which runs the same sweep.
+// The clock of current steps: when a step becomes current with something owed by the clock (its
+// due date, an escalation, an approval's decision timeout: its wake time, current_step_wake_at),
+// a delayed "steps due" job is scheduled for that time (one per second in which steps wake);
+// when it fires, every step whose wake time came gets what it owes (state/step-clock.ts). MySQL
+// decides (wakeRun re-reads the run and guards its write), Redis only keeps time: a timer lost
+// with Redis is made up for by the reconciler, which runs the same sweep.
 import { dueBucket, type StepDueJobs } from '../jobs/step-due.js';
 import { countChange } from '../metrics/metrics.js';
-import { markOverdue } from './run-state.js';
+import { wakeStep } from './run-state.js';
 import type { RunRecord } from './run-record.js';
 import type { RunStore } from './run-store.js';
 
@@ -26,7 +27,7 @@ export class DueTimers {
   constructor(private readonly timers: StepDueJobs) {}
 
   /**
-   * Schedules the timers of runs whose current step has a due date and is not overdue yet.
+   * Schedules the timers of runs whose current step has a wake time.
    * Best effort, after the change was committed, and never throws: a timer Redis does not
    * take is made up for by the reconciler.
    */
@@ -34,8 +35,8 @@ export class DueTimers {
     this.forgetPast(now);
     const buckets = new Set<number>();
     for (const run of runs) {
-      if (run.status === 'active' && run.currentStepDueDate && !run.currentStepOverdue) {
-        const dueAt = dueBucket(run.currentStepDueDate);
+      if (run.status === 'active' && run.currentStepWakeAt) {
+        const dueAt = dueBucket(run.currentStepWakeAt);
         if (dueAt <= now || !this.scheduled.has(dueAt)) buckets.add(dueAt);
       }
     }
@@ -54,47 +55,50 @@ export class DueTimers {
 }
 
 /**
- * Marks overdue every step that is current and whose due date passed before `before`; returns
- * how many it marked.
+ * Gives every current step whose wake time came before `before` what the clock owes it;
+ * returns the runs it changed (whose next wake times the caller may schedule).
  */
-export async function markPastDueSteps(
+export async function wakeDueSteps(
   store: RunStore,
   before: Date,
   batch = 1000,
-): Promise<number> {
-  let marked = 0;
+): Promise<RunRecord[]> {
+  const changed: RunRecord[] = [];
   for (;;) {
-    const due = await store.findPastDue(before, batch);
+    const due = await store.findWakeDue(before, batch);
     let progressed = 0;
     for (const run of due) {
-      if (await markStepOverdue(store, run.id, Number(run.current_step_index))) progressed++;
+      const next = await wakeRun(store, run.id);
+      if (next) {
+        changed.push(next);
+        progressed++;
+      }
     }
-    marked += progressed;
-    // Stop when the scan is exhausted, or found only steps it could not mark (changed meanwhile).
-    if (due.length < batch || progressed === 0) return marked;
+    // Stop when the scan is exhausted, or found only steps it could not change (a completion
+    // waiting for a worker, or changed meanwhile).
+    if (due.length < batch || progressed === 0) return changed;
   }
 }
 
 /**
- * Marks the run's step overdue if it is still current and past due; a step completed or a run
- * cancelled first makes this a no-op. Returns whether it marked the step.
+ * Gives the run's current step what the clock owes it by `now`, if anything: a step completed
+ * or a run cancelled first makes this a no-op. Returns the changed run, as stored.
  */
-export async function markStepOverdue(
+export async function wakeRun(
   store: RunStore,
   runId: string,
-  step: number,
   now = new Date(),
-): Promise<boolean> {
+): Promise<RunRecord | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const run = await store.findById(runId);
-    if (!run) return false;
-    const next = markOverdue(run, step, now);
-    if (!next) return false;
+    if (!run) return undefined;
+    const next = wakeStep(run, now);
+    if (!next) return undefined;
     if (await store.storeChange(run, next)) {
-      countChange('overdue', next.events);
-      return true;
+      countChange('clock', next.events);
+      return next;
     }
-    // Someone changed the run meanwhile (a completion applied, a cancel): look again.
+    // Someone changed the run meanwhile (a completion applied, a claim): look again.
   }
-  return false;
+  return undefined;
 }

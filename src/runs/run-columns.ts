@@ -64,6 +64,8 @@ export const RUN_COLUMNS = {
     write: (run) => (run.currentStepOverdue ? 1 : 0),
     read: (value: number) => Boolean(value),
   }),
+  current_step_wake_at: same('change', 'currentStepWakeAt'),
+  current_step_started_at: same('change', 'currentStepStartedAt'),
   // The document as stored: without its template's pages (storedDocumentJson), which reading
   // puts back.
   run_json: column({

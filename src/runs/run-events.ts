@@ -15,6 +15,11 @@ export const RUN_EVENT_TYPES = [
   'run.created',
   'run.started',
   'step.completed',
+  'step.approved',
+  'step.rejected',
+  'step.reopened',
+  'step.assigned',
+  'step.escalated',
   'step.skipped',
   'step.overdue',
   'run.completed',
@@ -25,6 +30,25 @@ export const RUN_EVENT_TYPES = [
 ] as const;
 
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** What an event says of the step that became current after it, if one did. */
+const NEXT_STEP = {
+  nextStep: text,
+  nextAssignee: text,
+  nextDueDate: time,
+  nextShownByRule: {
+    ...index,
+    description: 'the rule (its index) that showed the next step, when one did',
+  },
+  nextAssigneeByRule: {
+    ...index,
+    description: "the rule (its index) that chose the next step's assignee",
+  },
+  nextDueByRule: {
+    ...index,
+    description: "the rule (its index) that set the next step's due time",
+  },
+} as const;
 
 /** What each type of event says, in camelCase; a value that is absent is left out. */
 export const RUN_EVENT_DATA = {
@@ -48,6 +72,7 @@ export const RUN_EVENT_DATA = {
     {
       step: text,
       inputFields: { type: 'object', additionalProperties: text },
+      completedBy: { ...text, description: 'the user the client named as having done it' },
       nextStep: text,
       nextAssignee: text,
       nextDueDate: time,
@@ -65,6 +90,80 @@ export const RUN_EVENT_DATA = {
       },
     },
     ['step', 'inputFields'],
+  ),
+  'step.approved': data(
+    'the approval step was approved; the next step (if any) is current',
+    {
+      step: text,
+      inputFields: { type: 'object', additionalProperties: text },
+      comment: text,
+      decidedBy: { ...text, description: 'the user who decided; absent for a timeout' },
+      timedOut: {
+        type: 'boolean',
+        const: true,
+        description: "nobody decided in time: the page's decisionTimeout decided",
+      },
+      ...NEXT_STEP,
+    },
+    ['step', 'inputFields'],
+  ),
+  'step.rejected': data(
+    'the approval step was rejected: the run went back (outcome reopened, step.reopened follows) or failed (run.failed follows)',
+    {
+      step: text,
+      inputFields: { type: 'object', additionalProperties: text },
+      comment: text,
+      decidedBy: { ...text, description: 'the user who decided; absent for a timeout' },
+      timedOut: {
+        type: 'boolean',
+        const: true,
+        description: "nobody decided in time: the page's decisionTimeout decided",
+      },
+      rejections: {
+        type: 'integer',
+        minimum: 1,
+        description: 'how often this step has been rejected in the run, this one included',
+      },
+      outcome: {
+        type: 'string',
+        enum: ['reopened', 'failed', 'continued'],
+        description:
+          'continued: the page lets a rejection go on to the next page (onReject continue)',
+      },
+      ...NEXT_STEP,
+    },
+    ['step', 'inputFields', 'rejections', 'outcome'],
+  ),
+  'step.reopened': data(
+    'a rejection sent the run back: these steps are open again, in order, their values kept',
+    {
+      step: { ...text, description: 'the page the run went back to' },
+      from: { ...text, description: 'the approval step whose rejection sent it back' },
+      steps: { type: 'array', items: text, description: 'the steps open again' },
+    },
+    ['step', 'from', 'steps'],
+  ),
+  'step.assigned': data(
+    "the current step's assignee changed: claimed, unclaimed or given to someone",
+    {
+      step: text,
+      change: { type: 'string', enum: ['claim', 'unclaim', 'assign'] },
+      assignee: { ...text, description: 'the new assignee; absent once unclaimed' },
+      previousAssignee: { ...text, description: 'absent when the step was unclaimed' },
+    },
+    ['step', 'change'],
+  ),
+  'step.escalated': data(
+    "the step stayed overdue for one of its page's escalations: reassigned and/or given more candidate groups",
+    {
+      step: text,
+      escalation: { ...index, description: "the escalation (its index in the page's escalations)" },
+      overdueByHours: { type: 'number', minimum: 0 },
+      assignee: text,
+      previousAssignee: text,
+      addedCandidateGroups: { type: 'array', items: text },
+    },
+    ['step', 'escalation', 'overdueByHours'],
   ),
   'step.skipped': data(
     "the run passed over the step: the template's rules hide its page, given the values known when the run reached it",
@@ -88,7 +187,7 @@ export const RUN_EVENT_DATA = {
   ),
   'run.completed': data('the last step was completed', {}, []),
   'run.failed': data(
-    'a worker gave up on the run: the change it could not apply waits for a retry',
+    'the run failed: a worker gave up on its change (which waits for a retry), or its approval was rejected',
     { error: text, step: text },
     ['error'],
   ),

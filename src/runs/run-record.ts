@@ -1,7 +1,7 @@
 // What a run is in memory: its record (the columns of workflow_runs, run-columns.ts) and its
 // document (run_json), the two forms in which the document is written out, and the questions
 // every reader of a run asks. The changes of a run are run-state.ts.
-import type { Rule, TemplatePage } from '../templates/definition/definition-types.js';
+import type { Decision, Rule, TemplatePage } from '../templates/definition/definition-types.js';
 import type { Actor } from '../audit/actor.js';
 import type { RunEvent } from './run-events.js';
 import { isOpen, type RunStatus, type StepStatus } from './run-status.js';
@@ -23,6 +23,24 @@ export interface StepState {
    * decided, as in every run of a template without rules.
    */
   rules?: StepRules;
+  // What people did and may do (absent where nothing was: a plain run's steps are unchanged).
+  /** Who may claim the step, resolved when it began (its page's candidates, then escalations). */
+  candidate_users?: string[];
+  candidate_groups?: string[];
+  /** The user the client named as having done it (complete-workflow-step's completed_by). */
+  completed_by?: string;
+  /** An approval step's decision, its comment, and the user who decided (none: a timeout). */
+  decision?: Decision;
+  comment?: string;
+  decided_by?: string;
+  /** When an approval step decides by itself (its page's decisionTimeout), this visit. */
+  decision_due_at?: string;
+  /** How often the approval step was rejected, over every visit (maxRejections counts these). */
+  rejections?: number;
+  /** How many of its page's escalations this visit of the step has had. */
+  escalated?: number;
+  /** When a rejection last sent the run back to (or past) this step. */
+  reopened_at?: string;
 }
 
 /** The rules that decided a step (each an index into the template's rules). */
@@ -45,6 +63,13 @@ export type RunCommand =
       requested_at: string;
       /** Who asked for it: the actor of the events its applying makes (absent in older ones). */
       requested_by?: Actor;
+      /** The user the client names as having done the step. */
+      completed_by?: string;
+      /** An approval step's decision and comment. */
+      decision?: Decision;
+      comment?: string;
+      /** The decision is the page's decisionTimeout's, applied by the service. */
+      timed_out?: boolean;
     };
 
 /**
@@ -91,6 +116,13 @@ export interface RunRecord {
   currentStepAssignee: string | null;
   currentStepDueDate: Date | null;
   currentStepOverdue: boolean;
+  /** When the current step began: the inbox's order (src/tasks/). */
+  currentStepStartedAt: Date | null;
+  /**
+   * The next time the current step has something owed by the clock: becoming overdue, an
+   * escalation, an approval's timeout. Null when nothing is (and for a run not active).
+   */
+  currentStepWakeAt: Date | null;
   document: RunDocument;
   requestedSeq: number;
   appliedSeq: number;

@@ -14,6 +14,16 @@ import { toRunFilter } from './run-filter.js';
 import type { RunStore } from './run-store.js';
 import { resourceJson, toDetail, toSummary } from './run-views.js';
 
+/** What a request to take or hand over the current step can meet. */
+const STEP_REFUSALS = [
+  'run_not_found',
+  'run_not_started',
+  'run_not_active',
+  'step_not_current',
+  'completion_pending',
+  'run_changed_concurrently',
+] as const;
+
 export function runRoutes(deps: {
   service: RunService;
   store: RunStore;
@@ -52,7 +62,7 @@ export function runRoutes(deps: {
       path: '/complete-workflow-step',
       summary: "Complete the run's current step",
       description:
-        'The completion is stored, then a worker moves the run to its next step (or completes it).',
+        "The completion is stored, then a worker moves the run to its next step (or completes it). An approval step takes `decision` and an optional `comment`: a rejection sends the run back to an earlier page or fails it, as its page's onReject says.",
       scope: 'runs:write',
       body: schemas.completeBody,
       responses: {
@@ -66,6 +76,8 @@ export function runRoutes(deps: {
         'unknown_input_field',
         'invalid_field_value',
         'missing_required_field',
+        'decision_required',
+        'decision_not_taken',
         'run_not_started',
         'run_not_active',
         'completion_pending',
@@ -75,6 +87,52 @@ export function runRoutes(deps: {
       async handle({ principal, body, deadline, idempotency }) {
         const run = await service.completeStep(principal, body, deadline, idempotency);
         return { status: 202, body: resourceJson(run) };
+      },
+    }),
+    defineRoute({
+      operationId: 'claimWorkflowStep',
+      method: 'POST',
+      path: '/claim-workflow-step',
+      summary: "Take the run's current step for a user",
+      description:
+        'Refused with 409 step_already_claimed when someone else holds it, unless allow_override is true; of two racing claims exactly one wins. The user holding it already changes nothing. Each change is a step.assigned event.',
+      scope: 'runs:write',
+      body: schemas.claimBody,
+      responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
+      refusals: [...STEP_REFUSALS, 'step_already_claimed'],
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.claim(principal, body, deadline, idempotency);
+        return { status: 200, body: resourceJson(run) };
+      },
+    }),
+    defineRoute({
+      operationId: 'unclaimWorkflowStep',
+      method: 'POST',
+      path: '/unclaim-workflow-step',
+      summary: "Leave the run's current step to its candidates again",
+      description:
+        'With user_id, only if that user holds the step (409 step_not_held otherwise). A step held by nobody changes nothing.',
+      scope: 'runs:write',
+      body: schemas.unclaimBody,
+      responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
+      refusals: [...STEP_REFUSALS, 'step_not_held'],
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.unclaim(principal, body, deadline, idempotency);
+        return { status: 200, body: resourceJson(run) };
+      },
+    }),
+    defineRoute({
+      operationId: 'assignWorkflowStep',
+      method: 'POST',
+      path: '/assign-workflow-step',
+      summary: "Give the run's current step to a user, whoever holds it",
+      scope: 'runs:write',
+      body: schemas.assignBody,
+      responses: { 200: { description: 'the run as stored', schema: WorkflowRunSchema } },
+      refusals: STEP_REFUSALS,
+      async handle({ principal, body, deadline, idempotency }) {
+        const run = await service.assign(principal, body, deadline, idempotency);
+        return { status: 200, body: resourceJson(run) };
       },
     }),
     defineRoute({

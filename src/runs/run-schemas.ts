@@ -7,7 +7,12 @@ import type { Config } from '../config.js';
 import { pageQueryProperties } from '../http/common-schemas.js';
 import { RUN_EVENT_TYPES } from './run-events.js';
 import { RUN_STATUSES, STEP_STATUSES, type RunStatus } from './run-status.js';
-import { FIELD_TYPES } from '../templates/definition/definition-types.js';
+import {
+  DECISIONS,
+  FIELD_TYPES,
+  PAGE_KINDS,
+  TEMPLATE_LIMITS,
+} from '../templates/definition/definition-types.js';
 import { runFilterProperties } from './run-filter.js';
 import { LABELS_SCHEMA } from './run-labels.js';
 
@@ -17,6 +22,7 @@ type Limits = Pick<
 >;
 
 const RUN_ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
+const STEP_NAME = { type: 'string', minLength: 1, maxLength: 255 } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 
 function stringMap(limits: Limits, minValueLength: number, maxValueLength: number) {
@@ -30,6 +36,7 @@ function stringMap(limits: Limits, minValueLength: number, maxValueLength: numbe
 
 export function runSchemas(limits: Limits) {
   const inputFields = stringMap(limits, 0, limits.maxFieldLength);
+  const user = { type: 'string', minLength: 1, maxLength: limits.maxAssigneeLength } as const;
   return {
     createBody: {
       $id: 'CreateWorkflowRunRequest',
@@ -76,6 +83,65 @@ export function runSchemas(limits: Limits) {
           description:
             'the step the caller means to complete; a retried or doubled request then gets 409',
         },
+        completed_by: {
+          ...user,
+          description:
+            'the user who did the step (recorded in its event; for an approval, who decided)',
+        },
+        decision: {
+          type: 'string',
+          enum: DECISIONS,
+          description:
+            "an approval step: approved, or rejected (what a rejection does is its page's onReject)",
+        },
+        comment: {
+          type: 'string',
+          minLength: 1,
+          maxLength: TEMPLATE_LIMITS.commentLength,
+          description:
+            "an approval step: the decision's comment (a run failed by a rejection keeps it as its error)",
+        },
+      },
+    },
+    claimBody: {
+      $id: 'ClaimWorkflowStepRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['workflow_run_id', 'step_name', 'user_id'],
+      properties: {
+        workflow_run_id: RUN_ID,
+        step_name: { ...STEP_NAME, description: 'the current step' },
+        user_id: { ...user, description: 'who takes the step' },
+        allow_override: {
+          type: 'boolean',
+          description:
+            'take the step even when someone else holds it (otherwise 409 step_already_claimed)',
+        },
+      },
+    },
+    unclaimBody: {
+      $id: 'UnclaimWorkflowStepRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['workflow_run_id', 'step_name'],
+      properties: {
+        workflow_run_id: RUN_ID,
+        step_name: { ...STEP_NAME, description: 'the current step' },
+        user_id: {
+          ...user,
+          description: 'only if this user holds the step (otherwise 409 step_not_held)',
+        },
+      },
+    },
+    assignBody: {
+      $id: 'AssignWorkflowStepRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['workflow_run_id', 'step_name', 'user_id'],
+      properties: {
+        workflow_run_id: RUN_ID,
+        step_name: { ...STEP_NAME, description: 'the current step' },
+        user_id: { ...user, description: 'who is given the step, whoever holds it' },
       },
     },
     cancelBody: {
@@ -130,6 +196,9 @@ export type CreateRunBody = FromSchema<Schemas['createBody']>;
 export type CompleteStepBody = FromSchema<Schemas['completeBody']>;
 export type ListRunsQuery = FromSchema<Schemas['listQuery']>;
 export type CancelRunBody = FromSchema<Schemas['cancelBody']>;
+export type ClaimStepBody = FromSchema<Schemas['claimBody']>;
+export type UnclaimStepBody = FromSchema<Schemas['unclaimBody']>;
+export type AssignStepBody = FromSchema<Schemas['assignBody']>;
 export type RetryRunBody = FromSchema<Schemas['retryBody']>;
 
 /** The WorkflowRun of the spec (snake_case): the answer to create and step requests. */
@@ -225,6 +294,24 @@ export const WorkflowRunDetailSchema = {
           completedAt: dateTime,
           skippedAt: { ...dateTime, description: 'when the run passed over the step (skipped)' },
           overdue: { type: 'boolean' },
+          kind: { type: 'string', enum: PAGE_KINDS, description: "its page's kind" },
+          candidateUsers: { type: 'array', items: { type: 'string' } },
+          candidateGroups: { type: 'array', items: { type: 'string' } },
+          completedBy: { type: 'string' },
+          decision: { type: 'string', enum: DECISIONS },
+          comment: { type: 'string' },
+          decidedBy: { type: 'string' },
+          decisionDueAt: {
+            ...dateTime,
+            description: 'when an approval step nobody decided takes its default decision',
+          },
+          rejections: { type: 'integer', minimum: 0 },
+          escalations: {
+            type: 'integer',
+            minimum: 0,
+            description: "how many of its page's escalations this visit of the step has had",
+          },
+          reopenedAt: { ...dateTime, description: 'when a rejection last opened it again' },
           rules: {
             type: 'object',
             additionalProperties: false,

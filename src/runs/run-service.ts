@@ -21,13 +21,24 @@ import type { Template } from '../templates/template.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import type { RunNotifier } from './run-notifier.js';
 import type {
+  AssignStepBody,
   CancelRunBody,
+  ClaimStepBody,
   CompleteStepBody,
   CreateRunBody,
   RetryRunBody,
+  UnclaimStepBody,
 } from './run-schemas.js';
 import type { RunEvent } from './run-events.js';
-import { cancelRun, newRun, requestStepCompletion, retryRun } from './run-state.js';
+import {
+  assignStep,
+  cancelRun,
+  claimStep,
+  newRun,
+  requestStepCompletion,
+  retryRun,
+  unclaimStep,
+} from './run-state.js';
 import type { RunRecord } from './run-record.js';
 import { TemplateHeadChanged, type RunStore } from './run-store.js';
 import type { TemplateAssumption } from './run-sql.js';
@@ -198,6 +209,7 @@ export class RunService {
         new Date(),
         principal.actor,
         request.step_name,
+        { completedBy: request.completed_by, decision: request.decision, comment: request.comment },
       );
       if (!(await this.runs.storeRequest(run, next, runAnswer(claim, 202, next)))) return undefined;
       await this.notifier.notify(next.organizationId);
@@ -234,6 +246,84 @@ export class RunService {
       await this.notifier.notify(next.organizationId);
       return next;
     });
+  }
+
+  /**
+   * Gives the current step to a user unless someone else holds it (allow_override takes it
+   * anyway). Of two racing claims, the one stored first wins; the other, read again, meets it.
+   */
+  async claim(
+    principal: Principal,
+    request: ClaimStepBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
+    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
+      this.storeAssignment(
+        run,
+        claimStep(
+          run,
+          request.step_name,
+          request.user_id,
+          request.allow_override === true,
+          new Date(),
+          principal.actor,
+        ),
+        claim,
+      ),
+    );
+  }
+
+  /** Leaves the current step to its candidates (with user_id: only if that user holds it). */
+  async unclaim(
+    principal: Principal,
+    request: UnclaimStepBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
+    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
+      this.storeAssignment(
+        run,
+        unclaimStep(run, request.step_name, request.user_id, new Date(), principal.actor),
+        claim,
+      ),
+    );
+  }
+
+  /** Gives the current step to a user, whoever holds it. */
+  async assign(
+    principal: Principal,
+    request: AssignStepBody,
+    gate: WriteGate,
+    claim?: IdempotencyClaim,
+  ): Promise<RunRecord> {
+    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
+      this.storeAssignment(
+        run,
+        assignStep(run, request.step_name, request.user_id, new Date(), principal.actor),
+        claim,
+      ),
+    );
+  }
+
+  /**
+   * Stores an assignment made at once, guarded by the run as read (undefined: someone changed
+   * it first). One that changes nothing (the user holds the step already) stores only its key,
+   * so that the key's answer stays this one whatever happens to the step later.
+   */
+  private async storeAssignment(
+    run: RunRecord,
+    next: RunRecord | undefined,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<RunRecord | undefined> {
+    if (!next) {
+      const key = runAnswer(claim, 200, run);
+      if (key) await this.runs.storeAnswer(key);
+      return run;
+    }
+    if (!(await this.runs.storeChange(run, next, runAnswer(claim, 200, next)))) return undefined;
+    countChange('assign', next.events);
+    return next;
   }
 
   /** One run in full, with its history; 404 for another organization's run or none. */

@@ -19,6 +19,7 @@ import {
 import { SYSTEM, actorJson } from '../audit/actor.js';
 import type { RunEventRow } from './run-events.js';
 import type { RunRecord } from './run-record.js';
+import { taskTermStatements } from '../tasks/task-terms.js';
 
 /** Characters of SQL in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
 export const STATEMENT_BYTES = 2 * 1024 * 1024;
@@ -153,8 +154,11 @@ export function requestSql(before: RunRecord, after: RunRecord): string {
 export function changeAtOnceSql({ before, after }: AppliedChange): {
   update: string;
   events: string[];
+  /** The inbox's term rows of the run, as its task is now (src/tasks/task-terms.ts). */
+  terms: string[];
 } {
   return {
+    terms: taskTermStatements([{ before, after }]),
     update:
       `UPDATE workflow_runs SET ${assignments(toRow(after), CHANGE_AT_ONCE_COLUMNS)} ` +
       `WHERE id = ${sqlLiteral(before.id)} AND applied_seq = ${before.appliedSeq} ` +
@@ -175,7 +179,7 @@ export function unreadableFailedStatements(
   },
   message: string,
   at: Date,
-): { update: string; event: string } {
+): { update: string; event: string; terms: string } {
   const eventSeq = row.event_seq + 1;
   const document = { unreadable_run_json: row.run_json, error: { message, at: at.toISOString() } };
   const data = {
@@ -195,6 +199,11 @@ export function unreadableFailedStatements(
         event: { seq: eventSeq, type: 'run.failed', at: at.toISOString(), data, actor: SYSTEM },
       },
     ])[0]!,
+    // A failed run is no task: its terms go (run_task_terms.ts keeps only active runs').
+    terms:
+      'DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) ' +
+      'STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq ' +
+      `WHERE r.id = ${sqlLiteral(row.id)} AND r.event_seq = ${eventSeq}`,
   };
 }
 
@@ -243,6 +252,7 @@ function appliedOneStatements({ before, after }: AppliedChange): string[] {
     ...eventRowsOf([after]).map(
       (event) => `${INSERT_EVENTS_SELECT} ${eventLiterals(event)} ${held} ${KEEP_STORED_EVENT}`,
     ),
+    ...taskTermStatements([{ before, after }]),
   ];
 }
 
@@ -272,6 +282,7 @@ function appliedBatchStatements(changes: readonly AppliedChange[], collation: st
       changes.map((c) => c.after),
       collation,
     ),
+    ...taskTermStatements(changes),
   ];
 }
 

@@ -2,7 +2,7 @@
 // can be tested alone. The API records requested changes (start, complete a step) as the run's
 // single pending command; a worker applies it. Only one command waits at a time, so a change
 // is applied exactly once and in order: requested_seq = applied_seq + 1 while it waits. Some
-// changes are made at once instead (cancel, retry, a step becoming overdue). Every change
+// changes are made at once instead (cancel, retry, what the clock owes a step, a claim). Every change
 // returns the new record together with the events that describe it (run-events.ts), which
 // its writer stores in the same transaction.
 //
@@ -12,4 +12,6 @@
 export { newRun } from './state/new-run.js';
 export { requestStepCompletion } from './state/complete-request.js';
 export { applyPending } from './state/apply-pending.js';
-export { cancelRun, failRun, markOverdue, retryRun } from './state/run-actions.js';
+export { cancelRun, failRun, retryRun } from './state/run-actions.js';
+export { wakeStep } from './state/step-clock.js';
+export { assignStep, claimStep, unclaimStep } from './state/step-people.js';

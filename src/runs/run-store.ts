@@ -11,6 +11,13 @@ import { fromRow, type RunRow, type TemplatePagesOf } from './run-columns.js';
 import { fromEventRow, type RunEvent, type RunEventTableRow } from './run-events.js';
 import { insertLabelsSql } from './run-labels.js';
 import {
+  listTasks,
+  type TaskFilter,
+  type TaskOrder,
+  type TaskPosition,
+  type TaskRow,
+} from '../tasks/task-list.js';
+import {
   countRuns,
   listRunSummaries,
   RUN_COUNT_LIMIT,
@@ -177,19 +184,15 @@ export class RunStore {
   }
 
   /**
-   * Active runs whose current step's due date passed before the given time and is not marked
-   * overdue: what a lost timer owes. A range scan of (current_step_overdue, due date).
+   * Runs whose current step's wake time (current_step_wake_at) came before the given time: what
+   * the clock owes them, and what a lost timer leaves owed. A range scan of that column, which
+   * is NULL for every run that is not active.
    */
-  async findPastDue(
-    before: Date,
-    limit: number,
-  ): Promise<Array<{ id: string; current_step_index: number }>> {
+  async findWakeDue(before: Date, limit: number): Promise<Array<{ id: string }>> {
     return this.db('workflow_runs')
-      .select('id', 'current_step_index')
-      .where('current_step_overdue', 0)
-      .andWhere('current_step_due_date', '<', before)
-      .andWhere('status', 'active')
-      .orderBy('current_step_due_date', 'asc')
+      .select('id')
+      .where('current_step_wake_at', '<', before)
+      .orderBy('current_step_wake_at', 'asc')
       .limit(limit);
   }
 
@@ -233,6 +236,17 @@ export class RunStore {
     filter: RunFilter = {},
   ): Promise<RunSummaryRow[]> {
     return this.read((db) => listRunSummaries(db, organizationId, limit, beforeSeq, filter));
+  }
+
+  /** A page of the organization's tasks (src/tasks/task-list.ts), read where lists are. */
+  listTasks(
+    organizationId: string,
+    filter: TaskFilter,
+    order: TaskOrder,
+    limit: number,
+    at: TaskPosition | null,
+  ): Promise<TaskRow[]> {
+    return this.read((db) => listTasks(db, organizationId, filter, order, limit, at));
   }
 
   /** The organization's runs matching the filter, by status, each up to RUN_COUNT_LIMIT. */
@@ -280,6 +294,15 @@ export class RunStore {
     });
   }
 
+  /** Stores an Idempotency-Key's answer alone, for a request that changed nothing. */
+  async storeAnswer(key: IdempotencyRecord): Promise<void> {
+    const sql = insertIdempotencySql([key]);
+    if (!sql) return;
+    await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+      await query(sql);
+    });
+  }
+
   /** Stores changes a worker applied, each with its events, in one transaction (run-sql.ts). */
   async storeApplied(changes: readonly AppliedChange[]): Promise<void> {
     if (changes.length === 0) return;
@@ -303,12 +326,12 @@ export class RunStore {
     after: RunRecord,
     key?: IdempotencyRecord,
   ): Promise<boolean> {
-    const { update, events } = changeAtOnceSql({ before, after });
+    const { update, events, terms } = changeAtOnceSql({ before, after });
     const keySql = key && insertIdempotencySql([key]);
     const stored = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
       const result = await query(update);
       if (result.affectedRows !== 1) return false;
-      for (const sql of events) await query(sql);
+      for (const sql of [...events, ...terms]) await query(sql);
       if (keySql) await query(keySql);
       return true;
     });
@@ -341,7 +364,7 @@ export class RunStore {
       failed = await this.storeChange(run, after);
     } else {
       const at = new Date(Math.max(now.getTime(), row.last_activity.getTime()));
-      const { update, event } = unreadableFailedStatements(
+      const { update, event, terms } = unreadableFailedStatements(
         { ...row, applied_seq: Number(row.applied_seq), event_seq: Number(row.event_seq) },
         message,
         at,
@@ -349,6 +372,7 @@ export class RunStore {
       failed = await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
         if ((await query(update)).affectedRows !== 1) return false;
         await query(event);
+        await query(terms);
         return true;
       });
       if (failed) this.eventsCommitted([row.organization_id]);

@@ -89,11 +89,22 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
     inputFields: doc.input_fields,
     userAssignments: doc.user_assignments,
     labels: doc.labels ?? {},
-    steps: doc.steps.map((step) => ({
+    steps: doc.steps.map((step, i) => ({
       name: step.name,
       status: step.status,
       overdue: step.overdue === true,
+      ...(doc.template.pages[i]?.kind === 'approval' ? { kind: 'approval' as const } : {}),
       ...present({
+        candidateUsers: step.candidate_users,
+        candidateGroups: step.candidate_groups,
+        completedBy: step.completed_by,
+        decision: step.decision,
+        comment: step.comment,
+        decidedBy: step.decided_by,
+        decisionDueAt: step.decision_due_at,
+        rejections: step.rejections,
+        escalations: step.escalated,
+        reopenedAt: step.reopened_at,
         assignee: step.assignee,
         dueDate: step.due_date,
         startedAt: step.started_at,

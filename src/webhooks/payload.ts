@@ -59,11 +59,34 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
         };
         break;
       }
-      case 'step.completed': {
+      case 'step.completed':
+      case 'step.approved': {
         const { nextStep, nextAssignee, nextDueDate } = event.data;
         summary = { ...base(), lastActivity: at, ...current(nextStep, nextAssignee, nextDueDate) };
         break;
       }
+      case 'step.rejected': {
+        // Sent back: the step now current is named here. Failed: no step is current, and the
+        // run.failed that follows says so.
+        const { nextStep, nextAssignee, nextDueDate } = event.data;
+        summary = { ...base(), lastActivity: at, ...current(nextStep, nextAssignee, nextDueDate) };
+        break;
+      }
+      case 'step.reopened':
+        break; // the step.rejected before it named the step now current
+      case 'step.assigned': {
+        const { assignee } = event.data;
+        summary = { ...summary, lastActivity: at };
+        if (assignee === undefined) delete summary.currentStepAssignee;
+        else summary.currentStepAssignee = assignee;
+        break;
+      }
+      case 'step.escalated':
+        // Not activity; an escalation that reassigns changes the assignee.
+        if (event.data.assignee !== undefined) {
+          summary = { ...summary, currentStepAssignee: event.data.assignee };
+        }
+        break;
       case 'run.completed':
         summary = { ...base(), status: 'completed', lastActivity: at };
         break;

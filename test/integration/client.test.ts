@@ -134,6 +134,14 @@ describe('the typed client, against the service', function () {
     const listed = await wrs.getWorkflowRuns({ label: ['suite:client-tour'] });
     expect(listed.map((r) => r.id)).to.deep.equal([run.id]);
     expect((await wrs.countWorkflowRuns({ label: ['suite:client-tour'] })).total).to.equal(1);
+    // People: the step in the inbox, claimed, let go, given to someone.
+    const inbox = await wrs.getTasks({ label: ['suite:client-tour'] });
+    expect(inbox.map((t) => [t.runId, t.step])).to.deep.equal([[run.id, 'Details']]);
+    const step = { workflow_run_id: run.id, step_name: 'Details' };
+    await wrs.claimWorkflowStep({ ...step, user_id: 'ada' });
+    await wrs.unclaimWorkflowStep({ ...step, user_id: 'ada' });
+    await wrs.assignWorkflowStep({ ...step, user_id: 'grace' });
+    expect((await wrs.getTasks({ assignee: 'grace' })).map((t) => t.runId)).to.deep.equal([run.id]);
     for (const step of ['Details', 'Sign-off']) {
       await wrs.completeWorkflowStep({ workflow_run_id: run.id, step_name: step });
       await waitFor(`${step} done`, async () => {

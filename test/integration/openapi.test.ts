@@ -41,6 +41,7 @@ describe('the API document: GET /openapi.json', () => {
     expect(Object.keys(paths).sort()).to.deep.equal(
       [
         '/cancel-workflow-run',
+        '/claim-workflow-step',
         '/complete-workflow-step',
         '/create-workflow-run',
         '/get-workflow-run',
@@ -51,6 +52,7 @@ describe('the API document: GET /openapi.json', () => {
         '/get-workflow-template',
         '/get-workflow-template-versions',
         '/archive-workflow-template',
+        '/assign-workflow-step',
         '/restore-workflow-template',
         '/retry-workflow-run',
         '/bulk-cancel-workflow-runs',
@@ -71,6 +73,7 @@ describe('the API document: GET /openapi.json', () => {
         '/get-organization-settings',
         '/update-organization-settings',
         '/stream-run-events',
+        '/unclaim-workflow-step',
         '/count-workflow-runs',
         '/get-current-api-key',
       ].sort(),

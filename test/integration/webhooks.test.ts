@@ -220,7 +220,59 @@ describe('webhooks @cluster', function () {
       10000,
     );
 
-    const runs = [full, cancelled, failed];
+    // People: rejected back, approved, claimed, escalated (overdue at once: escalation 0 h).
+    const peopleTemplate = (
+      await client.call<{ id: string }>('/create-workflow-template', {
+        name: 'People',
+        pages: [
+          { name: 'Ask', inputFields: [] },
+          {
+            name: 'Approve',
+            kind: 'approval',
+            onReject: { action: 'reopen', page: 'Ask' },
+            inputFields: [],
+          },
+          {
+            name: 'Pay',
+            dueInHours: DUE_IN_HOURS,
+            candidateGroups: ['finance'],
+            escalations: [{ overdueByHours: 0, assignTo: 'boss' }],
+            inputFields: [],
+          },
+        ],
+      })
+    ).body.id;
+    const people = (
+      await client.createRun({ workflow_template_id: peopleTemplate, input_fields: {} })
+    ).body.id as string;
+    const at = async (step: string) =>
+      waitFor(`people at ${step}`, async () => {
+        const run = (await client.getRun(people)).body;
+        return run.currentStepName === step && run.status === 'active';
+      });
+    await at('Ask');
+    await client.completeStep({ workflow_run_id: people, step_name: 'Ask' });
+    await at('Approve');
+    await client.completeStep({ workflow_run_id: people, decision: 'rejected', comment: 'again' });
+    await at('Ask');
+    await client.completeStep({ workflow_run_id: people, step_name: 'Ask' });
+    await at('Approve');
+    await client.completeStep({ workflow_run_id: people, decision: 'approved' });
+    await at('Pay');
+    await client.call('/claim-workflow-step', {
+      workflow_run_id: people,
+      step_name: 'Pay',
+      user_id: 'fay',
+    });
+    await waitFor(
+      'people escalated',
+      async () => (await historyTypes(people)).includes('step.escalated'),
+      10000,
+    );
+    await client.completeStep({ workflow_run_id: people, step_name: 'Pay' });
+    await waitFor('people completed', async () => (await runStatus(people)) === 'completed');
+
+    const runs = [full, cancelled, failed, people];
     const expected = new Map<string, string[]>();
     for (const id of runs) expected.set(id, await historyTypes(id));
     const total = [...expected.values()].reduce((n, types) => n + types.length, 0);
@@ -259,9 +311,10 @@ describe('webhooks @cluster', function () {
       expect(last.data.run, id).to.deep.equal(listed.find((r) => r.id === id));
     }
 
-    await waitFor('the completion at /done', () => receiver.at('/done').length >= 1);
+    // Two runs completed: the full one and the people one.
+    await waitFor('the completions at /done', () => receiver.at('/done').length >= 2);
     const onlyDone = receiver.at('/done');
-    expect(onlyDone).to.have.length(1);
+    expect(onlyDone).to.have.length(2);
     expect(verifySignature(done.secret!, onlyDone[0]!)).to.include({ type: 'run.completed' });
     expect(
       () => verifySignature(all.secret!, onlyDone[0]!),

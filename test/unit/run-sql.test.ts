@@ -22,7 +22,7 @@ import {
   applyPending,
   cancelRun,
   failRun,
-  markOverdue,
+  wakeStep,
   newRun,
   requestStepCompletion,
   retryRun,
@@ -93,7 +93,7 @@ const changes: Array<{
   {
     name: 'overdue',
     form: 'atOnce',
-    change: { before: started, after: markOverdue(started, 0, at(2 * 3600_000))! },
+    change: { before: started, after: wakeStep(started, at(2 * 3600_000))! },
   },
 ];
 

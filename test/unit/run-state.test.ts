@@ -7,7 +7,7 @@ import {
   applyPending,
   cancelRun,
   failRun,
-  markOverdue,
+  wakeStep,
   retryRun,
   newRun,
   requestStepCompletion,
@@ -301,13 +301,14 @@ describe('run events and the changes made at once', () => {
     );
   });
 
-  it('marks the current step overdue only when it is still current and past due', () => {
+  it('marks the current step overdue only when it is still current and past due (its wake time)', () => {
     const run = { ...started(), events: [] };
     const due = run.currentStepDueDate!.getTime();
-    expect(markOverdue(run, 0, new Date(due - 1))).to.equal(undefined);
-    expect(markOverdue(run, 1, new Date(due + 1))).to.equal(undefined);
-    const marked = markOverdue(run, 0, new Date(due + 1))!;
+    expect(wakeStep(run, new Date(due - 1))).to.equal(undefined);
+    const marked = wakeStep(run, new Date(due + 1))!;
     expect(marked.currentStepOverdue).to.equal(true);
+    expect(run.currentStepWakeAt, 'woken at the due date').to.deep.equal(new Date(due));
+    expect(marked.currentStepWakeAt, 'nothing more owed').to.equal(null);
     expect(marked.document.steps[0]!.overdue).to.equal(true);
     expect(marked.lastActivity).to.deep.equal(run.lastActivity);
     expect(marked.events).to.deep.equal([
@@ -319,14 +320,14 @@ describe('run events and the changes made at once', () => {
         actor: SYSTEM,
       },
     ]);
-    expect(markOverdue(marked, 0, new Date(due + 2)), 'marked once').to.equal(undefined);
+    expect(wakeStep(marked, new Date(due + 2)), 'marked once').to.equal(undefined);
     const completing = requestStepCompletion(run, {}, at(20), TEST_ACTOR);
-    expect(markOverdue(completing, 0, new Date(due + 1)), 'being completed').to.equal(undefined);
+    expect(wakeStep(completing, new Date(due + 1)), 'being completed').to.equal(undefined);
     const moved = applyPending(completing, at(30));
-    expect(markOverdue(moved, 0, new Date(due + 1)), 'completed first').to.equal(undefined);
-    expect(
-      markOverdue(cancelRun(run, undefined, at(20), TEST_ACTOR), 0, new Date(due + 1)),
-    ).to.equal(undefined);
+    expect(wakeStep(moved, new Date(due + 1)), 'completed first').to.equal(undefined);
+    expect(wakeStep(cancelRun(run, undefined, at(20), TEST_ACTOR), new Date(due + 1))).to.equal(
+      undefined,
+    );
   });
 });
 

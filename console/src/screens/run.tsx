@@ -655,6 +655,11 @@ const EVENT_WORDS: Record<EventType, string> = {
   'run.created': 'Created',
   'run.started': 'Started',
   'step.completed': 'Step completed',
+  'step.approved': 'Approved',
+  'step.rejected': 'Rejected',
+  'step.reopened': 'Sent back',
+  'step.assigned': 'Assignee changed',
+  'step.escalated': 'Escalated',
   'step.skipped': 'Step skipped',
   'step.overdue': 'Step overdue',
   'run.completed': 'Completed',
@@ -664,7 +669,13 @@ const EVENT_WORDS: Record<EventType, string> = {
   'run.deleted': 'Deleted',
 };
 
-const BAD = new Set<EventType>(['run.failed', 'run.cancelled', 'step.overdue']);
+const BAD = new Set<EventType>([
+  'run.failed',
+  'run.cancelled',
+  'step.overdue',
+  'step.rejected',
+  'step.escalated',
+]);
 
 function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleNamer }) {
   return (
@@ -723,8 +734,16 @@ function EventDetail({ entry, rule }: { entry: RunHistoryEntry; rule: RuleNamer 
       if (str(d.assignee)) parts.push(`assigned to ${str(d.assignee)}${by(d.assigneeByRule)}`);
       dueBy = d.dueByRule;
       break;
-    case 'step.completed': {
+    case 'step.completed':
+    case 'step.approved':
+    case 'step.rejected': {
       if (step) parts.push(`step ${step}`);
+      if (str(d.decidedBy)) parts.push(`decided by ${str(d.decidedBy)}`);
+      if (str(d.completedBy)) parts.push(`done by ${str(d.completedBy)}`);
+      if (d.timedOut === true) parts.push('nobody decided in time: decided by the timeout');
+      if (str(d.comment)) parts.push(`comment: “${str(d.comment)}”`);
+      if (typeof d.rejections === 'number') parts.push(`rejection ${d.rejections}`);
+      if (d.outcome === 'failed') parts.push('the run fails');
       const inputs =
         d.inputFields && typeof d.inputFields === 'object' ? Object.entries(d.inputFields) : [];
       if (inputs.length)
@@ -755,6 +774,29 @@ function EventDetail({ entry, rule }: { entry: RunHistoryEntry; rule: RuleNamer 
     case 'step.overdue':
       if (step) parts.push(`step ${step} passed its due date`);
       break;
+    case 'step.reopened': {
+      const steps = Array.isArray(d.steps) ? d.steps.map(String) : [];
+      parts.push(`back to ${step} after ${str(d.from)} was rejected`);
+      if (steps.length) parts.push(`open again: ${steps.join(', ')}`);
+      break;
+    }
+    case 'step.assigned': {
+      const verb =
+        d.change === 'claim' ? 'claimed' : d.change === 'unclaim' ? 'unclaimed' : 'assigned';
+      parts.push(`step ${step} ${verb}`);
+      if (str(d.previousAssignee)) parts.push(`from ${str(d.previousAssignee)}`);
+      if (str(d.assignee)) parts.push(`to ${str(d.assignee)}`);
+      break;
+    }
+    case 'step.escalated': {
+      parts.push(`step ${step} overdue by ${String(d.overdueByHours)} h`);
+      if (str(d.assignee)) parts.push(`given to ${str(d.assignee)}`);
+      const groups = Array.isArray(d.addedCandidateGroups)
+        ? d.addedCandidateGroups.map(String)
+        : [];
+      if (groups.length) parts.push(`groups added: ${groups.join(', ')}`);
+      break;
+    }
     case 'run.failed':
       if (str(d.error)) parts.push(`error: ${str(d.error)}`);
       if (step) parts.push(`at step ${step}`);

@@ -1,5 +1,6 @@
-// A worker applies a run's pending command: the start, or a step's completion. Each enters the
-// next step through step-flow.ts, which decides what the rules show, skip, assign and set due.
+// A worker applies a run's pending command: the start, or a step's completion (complete-step.ts: a
+// decision may send the run back or fail it). Each enters the next step through step-flow.ts,
+// which decides what the rules show, skip, assign and set due.
 import { SYSTEM } from '../../audit/actor.js';
 import type { NewRunEvent, RunEventData } from '../run-events.js';
 import {
@@ -9,7 +10,8 @@ import {
   type RunRecord,
 } from '../run-record.js';
 import type { RunStatus } from '../run-status.js';
-import { changeTime, currentColumns, present, stepAt, withEvents } from './run-change.js';
+import { changeTime, currentColumns, present, withEvents } from './run-change.js';
+import { completeStep } from './complete-step.js';
 import { enterFrom, type StartedStep } from './step-flow.js';
 
 /** What a start's event says of the step that became current. */
@@ -21,20 +23,6 @@ function startedData(started: StartedStep): RunEventData<'run.started'> {
     dueDate: step.due_date,
     assigneeByRule: rules?.assigned_by,
     dueByRule: rules?.due_by,
-  });
-}
-
-/** What a completion's event says of the step that became current, if one did. */
-function nextData(started: StartedStep | undefined) {
-  if (!started) return {};
-  const { step, rules } = started;
-  return present({
-    nextStep: step.name,
-    nextAssignee: step.assignee,
-    nextDueDate: step.due_date,
-    nextShownByRule: rules?.shown_by,
-    nextAssigneeByRule: rules?.assigned_by,
-    nextDueByRule: rules?.due_by,
   });
 }
 
@@ -72,37 +60,7 @@ export function applyPending(run: RunRecord, now: Date): RunRecord {
     if (run.status !== 'active' || doc.current_step !== command.step) {
       throw new RunStateError(`cannot complete step ${command.step} of a ${run.status} run`);
     }
-    const steps = doc.steps.map((step, i) =>
-      i === command.step
-        ? { ...step, status: 'completed' as const, completed_at: at.toISOString() }
-        : step,
-    );
-    const merged = {
-      ...doc,
-      input_fields: { ...doc.input_fields, ...command.input_fields },
-      steps,
-    };
-    const entered = enterFrom(merged, command.step + 1, at, run.createdAt);
-    const completed = {
-      type: 'step.completed' as const,
-      data: {
-        step: stepAt(doc, command.step).name,
-        inputFields: command.input_fields,
-        ...nextData(entered.started),
-      },
-    };
-    next = {
-      ...merged,
-      steps: entered.steps,
-      current_step: entered.started ? entered.started.index : null,
-      pending: null,
-    };
-    status = entered.started ? 'active' : 'completed';
-    events = [
-      completed,
-      ...entered.skipped,
-      ...(entered.started ? [] : [{ type: 'run.completed' as const, data: {} }]),
-    ];
+    ({ next, status, events } = completeStep(run, command, at));
   }
 
   return withEvents(

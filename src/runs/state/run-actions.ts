@@ -1,8 +1,8 @@
-// The changes made at once rather than by a worker: a run failed, cancelled or retried, and a
-// step marked overdue. Each returns the new record with its events.
+// The changes made at once rather than by a worker: a run failed, cancelled or retried (the
+// clock's changes are step-clock.ts; people's, step-people.ts). Each returns the new record with its events.
 import { SYSTEM, type Actor } from '../../audit/actor.js';
 import { DomainError } from '../../errors.js';
-import { hasPendingChange, type RunDocument, type RunRecord } from '../run-record.js';
+import type { RunDocument, RunRecord } from '../run-record.js';
 import { isOpen } from '../run-status.js';
 import { changeTime, currentColumns, present, withEvents } from './run-change.js';
 
@@ -18,6 +18,8 @@ export function failRun(run: RunRecord, message: string, now: Date): RunRecord {
       status: 'failed',
       document: { ...run.document, error: { message, at: at.toISOString() } },
       pendingSince: null,
+      // A failed run owes the clock nothing (a retry makes it active again).
+      currentStepWakeAt: null,
       lastActivity: at,
     },
     at,
@@ -90,6 +92,7 @@ export function retryRun(run: RunRecord, now: Date, actor: Actor): RunRecord {
       ...run,
       status: command.type === 'start' ? 'pending' : 'active',
       document: { ...run.document, error: null },
+      currentStepWakeAt: currentColumns(run.document).currentStepWakeAt,
       pendingSince: at,
       lastActivity: at,
     },
@@ -108,34 +111,4 @@ export function retryRun(run: RunRecord, now: Date, actor: Actor): RunRecord {
       },
     ],
   );
-}
-
-/**
- * Marks the current step overdue, if it is still the given step, still current and past its
- * due date, not marked already and not being completed; undefined when there is nothing to
- * mark (completed or cancelled first, say). Being overdue is not activity: last_activity does
- * not move.
- */
-export function markOverdue(run: RunRecord, step: number, now: Date): RunRecord | undefined {
-  const doc = run.document;
-  const current = doc.current_step === null ? undefined : doc.steps[doc.current_step];
-  if (
-    run.status !== 'active' ||
-    // A completion waiting for a worker moves the step on: leave it to that, so a worker's
-    // write never meets an overdue marking it did not read.
-    hasPendingChange(run) ||
-    doc.current_step !== step ||
-    !current?.due_date ||
-    current.overdue === true ||
-    Date.parse(current.due_date) > now.getTime()
-  ) {
-    return undefined;
-  }
-  const document: RunDocument = {
-    ...doc,
-    steps: doc.steps.map((s, i) => (i === step ? { ...s, overdue: true } : s)),
-  };
-  return withEvents({ ...run, ...currentColumns(document), document }, now, SYSTEM, [
-    { type: 'step.overdue', data: { step: current.name, dueDate: current.due_date } },
-  ]);
 }

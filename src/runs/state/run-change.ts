@@ -49,7 +49,9 @@ export function stepAt(doc: RunDocument, index: number): StepState {
   return step;
 }
 
-/** The record's columns that mirror the current step (for lists and filters). */
+const HOUR_MS = 3600_000;
+
+/** The record's columns that mirror the current step (for lists, filters and the clock). */
 export function currentColumns(
   doc: RunDocument,
 ): Pick<
@@ -59,6 +61,8 @@ export function currentColumns(
   | 'currentStepAssignee'
   | 'currentStepDueDate'
   | 'currentStepOverdue'
+  | 'currentStepWakeAt'
+  | 'currentStepStartedAt'
 > {
   const step = doc.current_step === null ? undefined : doc.steps[doc.current_step];
   return {
@@ -67,5 +71,27 @@ export function currentColumns(
     currentStepAssignee: step?.assignee ?? null,
     currentStepDueDate: step?.due_date ? new Date(step.due_date) : null,
     currentStepOverdue: step?.overdue === true,
+    currentStepWakeAt: wakeAt(doc, step),
+    currentStepStartedAt: step?.started_at ? new Date(step.started_at) : null,
   };
+}
+
+/**
+ * The next moment the clock owes the current step something (state/step-clock.ts applies it):
+ * its due date while not overdue, its page's next escalation past the due date, an approval's
+ * decision timeout. Null when none is owed, or the step is not active.
+ */
+function wakeAt(doc: RunDocument, step: StepState | undefined): Date | null {
+  if (!step || step.status !== 'active' || doc.current_step === null) return null;
+  let at = Infinity;
+  if (step.due_date) {
+    const due = Date.parse(step.due_date);
+    if (step.overdue !== true) at = due;
+    const next = doc.template.pages[doc.current_step]?.escalations?.[step.escalated ?? 0];
+    if (next) at = Math.min(at, due + next.overdueByHours * HOUR_MS);
+  }
+  if (step.decision_due_at && step.decision === undefined) {
+    at = Math.min(at, Date.parse(step.decision_due_at));
+  }
+  return at === Infinity ? null : new Date(at);
 }

@@ -8,14 +8,19 @@
 // Both a start and a completion enter the next step through here, and so will any later kind
 // of page (an approval that sends the run back): what entering a step means lives in one place.
 import { ASSIGNEE_COLUMN } from '../../config.js';
-import type { DueSpec } from '../../templates/definition/definition-types.js';
+import type { DueSpec, TemplatePage } from '../../templates/definition/definition-types.js';
 import {
   DEFAULT_TIME_ZONE,
   addDue,
   type DueAnchorValue,
 } from '../../templates/definition/due-dates.js';
 import { isEmptyValue, parseFieldValue } from '../../templates/definition/field-values.js';
-import { compileRules, decidePage, type PageDecision } from '../../templates/definition/rules.js';
+import {
+  compileRules,
+  decidePage,
+  decisionKey,
+  type PageDecision,
+} from '../../templates/definition/rules.js';
 import { templateNames } from '../../templates/definition/template-definition.js';
 import type { NewRunEvent } from '../run-events.js';
 import { RunStateError, type RunDocument, type StepRules, type StepState } from '../run-record.js';
@@ -46,10 +51,11 @@ export function enterFrom(doc: RunDocument, from: number, at: Date, runStart: Da
   const { pages } = doc.template;
   // Compiled once per template version; without rules, every page is a shared "visible".
   const rules = compileRules(doc.template);
+  const values = ruleValues(doc);
   const skipped: NewRunEvent[] = [];
   let steps = doc.steps;
   for (let index = from; index < pages.length; index++) {
-    const decision = decidePage(rules, index, doc.input_fields);
+    const decision = decidePage(rules, index, values);
     const step = steps[index];
     if (!step) throw new RunStateError(`run has no step ${index}`);
     if (!decision.visible && decision.visibility) {
@@ -76,6 +82,20 @@ export function enterFrom(doc: RunDocument, from: number, at: Date, runStart: Da
     return { steps: replace(steps, index, started.step), started, skipped };
   }
   return { steps, started: undefined, skipped };
+}
+
+/**
+ * The values the rules test: the run's inputs, and each decided approval step's decision under
+ * its decisionKey. A run without decisions tests its inputs as they are.
+ */
+function ruleValues(doc: RunDocument): Readonly<Record<string, string>> {
+  let values: Record<string, string> | undefined;
+  doc.steps.forEach((step) => {
+    if (step.decision === undefined) return;
+    values ??= { ...doc.input_fields };
+    values[decisionKey(step.name)] = step.decision;
+  });
+  return values ?? doc.input_fields;
 }
 
 function replace(steps: StepState[], index: number, step: StepState): StepState[] {
@@ -120,6 +140,12 @@ function startStep(
     due = new Date(at.getTime() + page.dueInHours * HOUR_MS);
   }
 
+  const candidates = candidatesOf(doc, page);
+  const decisionDue =
+    page.kind === 'approval' && page.decisionTimeout
+      ? new Date(at.getTime() + page.decisionTimeout.hours * HOUR_MS).toISOString()
+      : undefined;
+
   // Only a step some rule decided records it: a plain run's steps are as they always were.
   const decided =
     shownBy === undefined && assignedBy === undefined && dueBy === undefined
@@ -135,8 +161,74 @@ function startStep(
       due_date: due ? due.toISOString() : null,
       started_at: at.toISOString(),
       ...(decided ? { rules: decided } : {}),
+      ...candidates,
+      ...(decisionDue ? { decision_due_at: decisionDue } : {}),
     },
   };
+}
+
+/**
+ * Who may claim a step of the page: its fixed candidates and those its fields name (a
+ * multi_select's options, another field's trimmed value), each list without repeats or values
+ * too long to be an assignee. Nothing for a page that names no candidates.
+ */
+function candidatesOf(
+  doc: RunDocument,
+  page: TemplatePage,
+): Pick<StepState, 'candidate_users' | 'candidate_groups'> {
+  const users = peopleOf(doc, page.candidateUsers, page.candidateUsersFromField);
+  const groups = peopleOf(doc, page.candidateGroups, page.candidateGroupsFromField);
+  return present({ candidate_users: users, candidate_groups: groups });
+}
+
+function peopleOf(
+  doc: RunDocument,
+  fixed: readonly string[] | undefined,
+  fromField: string | undefined,
+): string[] | undefined {
+  if (fixed === undefined && fromField === undefined) return undefined;
+  const names = [...(fixed ?? [])];
+  const field =
+    fromField === undefined ? undefined : templateNames(doc.template).fields.get(fromField);
+  const raw = field ? ownValue(doc.input_fields, field.inputId) : null;
+  if (field && raw !== null && !isEmptyValue(field, raw)) {
+    const value = parseFieldValue(field, raw);
+    if (value?.kind === 'options') names.push(...value.options);
+    else if (value?.kind === 'text') names.push(value.text.trim());
+  }
+  return [...new Set(names.filter((name) => name.length > 0 && name.length <= ASSIGNEE_COLUMN))];
+}
+
+/**
+ * Sends the run back to page `to` after a rejection at `from`: every step from `to` to `from`
+ * is open again (waiting, its start, due date, assignment and decision forgotten; an approval
+ * step keeps its count of rejections), then the first visible page at or after `to` is entered
+ * as any step is. The values given before are kept.
+ */
+export function reopenFrom(
+  doc: RunDocument,
+  to: number,
+  from: number,
+  at: Date,
+  runStart: Date,
+): Entered & { reopened: string[] } {
+  const time = at.toISOString();
+  const reopened: string[] = [];
+  const steps = doc.steps.map((step, i) => {
+    if (i < to || i > from) return step;
+    reopened.push(step.name);
+    return {
+      name: step.name,
+      status: 'waiting' as const,
+      assignee: null,
+      due_date: null,
+      started_at: null,
+      completed_at: null,
+      reopened_at: time,
+      ...(step.rejections !== undefined ? { rejections: step.rejections } : {}),
+    };
+  });
+  return { ...enterFrom({ ...doc, steps }, to, at, runStart), reopened };
 }
 
 /** A relative due time; none when its anchor is a field without a (date) value. */

@@ -4,7 +4,14 @@
 // rules naming pages that exist, values known when a rule is evaluated) is checked after it, by
 // template-definition.ts. Property names are camelCase, as a template has always been.
 import { ASSIGNEE_COLUMN } from '../../config.js';
-import { CONDITION_OPS, FIELD_TYPES, TEMPLATE_LIMITS } from './definition-types.js';
+import {
+  CONDITION_OPS,
+  DECISIONS,
+  DEFAULT_MAX_REJECTIONS,
+  FIELD_TYPES,
+  PAGE_KINDS,
+  TEMPLATE_LIMITS,
+} from './definition-types.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: TEMPLATE_LIMITS.nameLength } as const;
 const INPUT_ID = { ...NAME, description: 'an inputId of the template' } as const;
@@ -89,6 +96,17 @@ const FIELD = {
   },
 } as const;
 
+/** A user id or a group name: as long as an assignee may be. */
+const PERSON = { type: 'string', minLength: 1, maxLength: ASSIGNEE_COLUMN } as const;
+const PEOPLE = {
+  type: 'array',
+  maxItems: TEMPLATE_LIMITS.candidates,
+  uniqueItems: true,
+  items: PERSON,
+} as const;
+/** Hours as a page's due time takes them: fractions allowed, at most ten years. */
+const HOURS = { type: 'number', maximum: TEMPLATE_LIMITS.dueInHours } as const;
+
 /** One page of a template: its name, an optional due time, its input fields. */
 export const PAGE = {
   type: 'object',
@@ -107,6 +125,65 @@ export const PAGE = {
       description: `${DUE_SPEC.description}; a page has dueInHours or due, not both`,
     },
     inputFields: { type: 'array', maxItems: TEMPLATE_LIMITS.fieldsPerPage, items: FIELD },
+    kind: {
+      enum: PAGE_KINDS,
+      description:
+        '`approval`: completing its step takes a decision (approved or rejected) and an optional comment; `step` when left out',
+    },
+    onReject: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['action'],
+      description:
+        'approval: what a rejection does. `reopen` (with `page`, an earlier page): that page and every page after it are open again, in order, their values kept; `fail` (the default): the run fails, the comment its error; `continue`: the run goes on to the next page, and rules test the decision as the condition field `decision:<page name>`',
+      properties: { action: { enum: ['reopen', 'fail', 'continue'] }, page: PAGE_NAME },
+    },
+    maxRejections: {
+      type: 'integer',
+      minimum: 1,
+      maximum: TEMPLATE_LIMITS.maxRejections,
+      description: `approval: the rejection that fails the run even when onReject reopens (${DEFAULT_MAX_REJECTIONS} when left out)`,
+    },
+    decisionTimeout: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['hours', 'decision'],
+      description:
+        'approval: when nobody decided this many hours after the step began, the service applies `decision` (recorded with the system as actor)',
+      properties: {
+        hours: { ...HOURS, exclusiveMinimum: 0 },
+        decision: { enum: DECISIONS },
+      },
+    },
+    candidateUsers: { ...PEOPLE, description: 'user ids who may claim the step' },
+    candidateGroups: { ...PEOPLE, description: 'groups whose members may claim the step' },
+    candidateUsersFromField: {
+      ...INPUT_ID,
+      description:
+        'a field of this page (its value given when the run is created) or an earlier one, whose value names more candidate users (a multi_select: each of its options)',
+    },
+    candidateGroupsFromField: {
+      ...INPUT_ID,
+      description:
+        'a field of this page or an earlier one, whose value names more candidate groups',
+    },
+    escalations: {
+      type: 'array',
+      maxItems: TEMPLATE_LIMITS.escalations,
+      description:
+        'in order of overdueByHours: once the step has been overdue that long, it is given to `assignTo` and/or `addCandidateGroups` join its candidates; each once per visit of the step',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['overdueByHours'],
+        minProperties: 2,
+        properties: {
+          overdueByHours: { ...HOURS, minimum: 0 },
+          assignTo: PERSON,
+          addCandidateGroups: { ...PEOPLE, minItems: 1 },
+        },
+      },
+    },
   },
 } as const;
 

@@ -29,6 +29,13 @@ export const TEMPLATE_LIMITS = {
   conditionsPerRule: 20,
   actionsPerRule: 20,
   oneOfValues: 100,
+  /** A page's candidate users, and its candidate groups (each list). */
+  candidates: 100,
+  escalations: 10,
+  /** The most rejections an approval page's maxRejections allows. */
+  maxRejections: 1000,
+  /** A decision's comment, in characters. */
+  commentLength: 4000,
 } as const;
 
 /** A field's type: how its value (always a string on the wire) is read and checked. */
@@ -89,8 +96,56 @@ export interface DueSpec {
   unit: DueUnit;
 }
 
+/** What a page's step asks for: work (the default), or a decision, approved or rejected. */
+export const PAGE_KINDS = ['step', 'approval'] as const;
+export type PageKind = (typeof PAGE_KINDS)[number];
+
+export const DECISIONS = ['approved', 'rejected'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** An approval page's maxRejections when it gives none: a send-back loop always ends. */
+export const DEFAULT_MAX_REJECTIONS = 10;
+
+/**
+ * What a rejection of an approval page does: reopen an earlier page, fail the run, or go on to
+ * the next page as an approval would (rules then tell the two apart by the page's decision).
+ */
+export type OnReject =
+  { action: 'reopen'; page: string } | { action: 'fail' } | { action: 'continue' };
+
+/** The decision an approval page's step takes by itself when nobody decides in time. */
+export interface DecisionTimeout {
+  hours: number;
+  decision: Decision;
+}
+
+/**
+ * When a step is overdue by `overdueByHours`: give it to `assignTo`, and/or add
+ * `addCandidateGroups` to its candidate groups. Each applies once per visit of the step.
+ */
+export interface Escalation {
+  overdueByHours: number;
+  assignTo?: string;
+  addCandidateGroups?: string[];
+}
+
 export interface TemplatePage {
   name: string;
+  /** 'step' when absent: what every page was before approvals. */
+  kind?: PageKind;
+  /** approval: what a rejection does; failing the run when absent. */
+  onReject?: OnReject;
+  /** approval: the rejection that fails the run however onReject reads (10 when absent). */
+  maxRejections?: number;
+  /** approval: the decision applied when none was made this many hours after the step began. */
+  decisionTimeout?: DecisionTimeout;
+  /** Who may claim the step: user ids, group names, and fields whose values name more. */
+  candidateUsers?: string[];
+  candidateGroups?: string[];
+  candidateUsersFromField?: string;
+  candidateGroupsFromField?: string;
+  /** In order of overdueByHours: what happens as the step stays overdue. */
+  escalations?: Escalation[];
   /** A step of this page falls due this many hours after it starts (the first due times). */
   dueInHours?: number;
   /** A due time relative to an anchor; a page has dueInHours or due, not both. */

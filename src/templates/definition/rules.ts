@@ -18,7 +18,9 @@
 //   or the run starts), from the values known then. So at save time every condition's field
 //   must be on a page strictly before every page the rule acts on, and an assign's `fromField`
 //   or a set_due's anchor field strictly before the page of that action.
-// - A condition tests one field's value, by the field's type:
+// - A condition tests one field's value, by the field's type. `decision:<page>` names an
+//   approval page's decision, a select of approved and rejected (decisionField), empty until
+//   the step is decided; it is known after that page, as a field of it would be.
 //   - absent or empty (isEmptyValue): `empty` holds, `not_equals` holds, every other op fails.
 //   - equals / not_equals: text, long_text, email, url, select: the exact string; number: the
 //     same number; date: the same date; datetime: the same instant; checkbox: the same boolean;
@@ -296,6 +298,22 @@ interface FieldAt {
   readonly page: number;
 }
 
+/** The name a condition tests an approval page's decision by: `decision:<page name>`. */
+export const decisionKey = (page: string) => `decision:${page}`;
+
+/**
+ * An approval page's decision, as a rule's condition sees it: a select of approved and
+ * rejected, empty until the step is decided (and again once a rejection reopens it).
+ */
+export function decisionField(page: string): TemplateInputField {
+  return {
+    inputId: decisionKey(page),
+    fieldName: `the decision of '${page}'`,
+    type: 'select',
+    options: ['approved', 'rejected'],
+  };
+}
+
 export interface DefinitionIndex {
   readonly pages: ReadonlyMap<string, number>;
   readonly fields: ReadonlyMap<string, FieldAt>;
@@ -308,6 +326,11 @@ export function indexDefinition(definition: TemplateDefinition): DefinitionIndex
   definition.pages.forEach((page, p) => {
     if (!pages.has(page.name)) pages.set(page.name, p);
     for (const field of page.inputFields) {
+      if (!fields.has(field.inputId)) fields.set(field.inputId, { field, page: p });
+    }
+    // An approval page's decision reads as a select field of its page (decisionField).
+    if (page.kind === 'approval') {
+      const field = decisionField(page.name);
       if (!fields.has(field.inputId)) fields.set(field.inputId, { field, page: p });
     }
   });

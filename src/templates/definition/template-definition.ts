@@ -12,6 +12,7 @@ import type {
   TemplatePage,
 } from './definition-types.js';
 import { checkFieldDefinition } from './field-checks.js';
+import { checkPeople } from './people-checks.js';
 import { checkDueSpec, checkRules } from './rule-checks.js';
 
 // The schema admits a little more than the types say (a rule's `when` holds one of all / any;
@@ -52,7 +53,8 @@ function checkUniqueNames(pages: readonly TemplatePage[]): void {
 /**
  * What a definition's schema cannot say, checked in order of the definition so that the first
  * refusal is the first problem a reader meets: unique names; each field's type, limits, pattern
- * and default; each page's due time; then the rules. A refusal is a DomainError whose `field`
+ * and default; each page's due time; what pages say about people (people-checks.ts); then the
+ * rules. A refusal is a DomainError whose `field`
  * points into the definition (`/pages/2/inputFields/0/pattern`, `/rules/3/then/0/page`).
  */
 export function checkDefinition(definition: TemplateDefinition): void {
@@ -72,6 +74,7 @@ export function checkDefinition(definition: TemplateDefinition): void {
       checkDueSpec(definition, page.due, p, ['pages', p, 'due'], 'invalid_template_field');
     }
   });
+  checkPeople(definition);
   checkRules(definition);
 }
 

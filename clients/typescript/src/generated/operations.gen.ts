@@ -5,9 +5,11 @@ import type { CallOptions, StreamOptions } from '../options.js';
 /** Each operation of the API: its method, path and kind (a plain call, a list, a stream). */
 export const OPERATIONS = {
   archiveWorkflowTemplate: { method: 'POST', path: '/archive-workflow-template', kind: 'call' },
+  assignWorkflowStep: { method: 'POST', path: '/assign-workflow-step', kind: 'call' },
   bulkCancelWorkflowRuns: { method: 'POST', path: '/bulk-cancel-workflow-runs', kind: 'call' },
   bulkRetryWorkflowRuns: { method: 'POST', path: '/bulk-retry-workflow-runs', kind: 'call' },
   cancelWorkflowRun: { method: 'POST', path: '/cancel-workflow-run', kind: 'call' },
+  claimWorkflowStep: { method: 'POST', path: '/claim-workflow-step', kind: 'call' },
   completeWorkflowStep: { method: 'POST', path: '/complete-workflow-step', kind: 'call' },
   countWorkflowRuns: { method: 'GET', path: '/count-workflow-runs', kind: 'call' },
   createApiKey: { method: 'POST', path: '/create-api-key', kind: 'call' },
@@ -21,6 +23,7 @@ export const OPERATIONS = {
   getBulkAction: { method: 'GET', path: '/get-bulk-action', kind: 'call' },
   getCurrentApiKey: { method: 'GET', path: '/get-current-api-key', kind: 'call' },
   getOrganizationSettings: { method: 'GET', path: '/get-organization-settings', kind: 'call' },
+  getTasks: { method: 'GET', path: '/get-tasks', kind: 'list' },
   getWebhookDeliveries: { method: 'GET', path: '/get-webhook-deliveries', kind: 'list' },
   getWebhookEndpoints: { method: 'GET', path: '/get-webhook-endpoints', kind: 'call' },
   getWorkflowRun: { method: 'GET', path: '/get-workflow-run', kind: 'call' },
@@ -35,6 +38,7 @@ export const OPERATIONS = {
   rollApiKey: { method: 'POST', path: '/roll-api-key', kind: 'call' },
   rotateWebhookSecret: { method: 'POST', path: '/rotate-webhook-secret', kind: 'call' },
   streamRunEvents: { method: 'GET', path: '/stream-run-events', kind: 'stream' },
+  unclaimWorkflowStep: { method: 'POST', path: '/unclaim-workflow-step', kind: 'call' },
   updateOrganizationSettings: { method: 'POST', path: '/update-organization-settings', kind: 'call' },
   updateWorkflowTemplate: { method: 'POST', path: '/update-workflow-template', kind: 'call' },
 } as const;
@@ -44,9 +48,11 @@ export type OperationId = keyof typeof OPERATIONS;
 /** What each operation takes: a POST's body, a GET's query. */
 export interface OperationParams {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateData['body'];
+  assignWorkflowStep: T.AssignWorkflowStepData['body'];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsData['body'];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsData['body'];
   cancelWorkflowRun: T.CancelWorkflowRunData['body'];
+  claimWorkflowStep: T.ClaimWorkflowStepData['body'];
   completeWorkflowStep: T.CompleteWorkflowStepData['body'];
   countWorkflowRuns: NonNullable<T.CountWorkflowRunsData['query']>;
   createApiKey: T.CreateApiKeyData['body'];
@@ -60,6 +66,7 @@ export interface OperationParams {
   getBulkAction: NonNullable<T.GetBulkActionData['query']>;
   getCurrentApiKey: Record<string, never>;
   getOrganizationSettings: Record<string, never>;
+  getTasks: NonNullable<T.GetTasksData['query']>;
   getWebhookDeliveries: NonNullable<T.GetWebhookDeliveriesData['query']>;
   getWebhookEndpoints: Record<string, never>;
   getWorkflowRun: NonNullable<T.GetWorkflowRunData['query']>;
@@ -74,6 +81,7 @@ export interface OperationParams {
   rollApiKey: T.RollApiKeyData['body'];
   rotateWebhookSecret: T.RotateWebhookSecretData['body'];
   streamRunEvents: NonNullable<T.StreamRunEventsData['query']>;
+  unclaimWorkflowStep: T.UnclaimWorkflowStepData['body'];
   updateOrganizationSettings: T.UpdateOrganizationSettingsData['body'];
   updateWorkflowTemplate: T.UpdateWorkflowTemplateData['body'];
 }
@@ -81,9 +89,11 @@ export interface OperationParams {
 /** What each operation answers with (its success status's body). */
 export interface OperationResults {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateResponses[200];
+  assignWorkflowStep: T.AssignWorkflowStepResponses[200];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsResponses[202];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsResponses[202];
   cancelWorkflowRun: T.CancelWorkflowRunResponses[200];
+  claimWorkflowStep: T.ClaimWorkflowStepResponses[200];
   completeWorkflowStep: T.CompleteWorkflowStepResponses[202];
   countWorkflowRuns: T.CountWorkflowRunsResponses[200];
   createApiKey: T.CreateApiKeyResponses[200];
@@ -97,6 +107,7 @@ export interface OperationResults {
   getBulkAction: T.GetBulkActionResponses[200];
   getCurrentApiKey: T.GetCurrentApiKeyResponses[200];
   getOrganizationSettings: T.GetOrganizationSettingsResponses[200];
+  getTasks: T.GetTasksResponses[200];
   getWebhookDeliveries: T.GetWebhookDeliveriesResponses[200];
   getWebhookEndpoints: T.GetWebhookEndpointsResponses[200];
   getWorkflowRun: T.GetWorkflowRunResponses[200];
@@ -111,12 +122,13 @@ export interface OperationResults {
   rollApiKey: T.RollApiKeyResponses[200];
   rotateWebhookSecret: T.RotateWebhookSecretResponses[200];
   streamRunEvents: T.StreamRunEventsResponses[200];
+  unclaimWorkflowStep: T.UnclaimWorkflowStepResponses[200];
   updateOrganizationSettings: T.UpdateOrganizationSettingsResponses[200];
   updateWorkflowTemplate: T.UpdateWorkflowTemplateResponses[200];
 }
 
 /** The lists: each answers with a page and a Link rel="next" to the next one. */
-export type ListOperationId = 'getApiKeys' | 'getAuditLog' | 'getWebhookDeliveries' | 'getWorkflowRuns' | 'getWorkflowTemplates' | 'getWorkflowTemplateVersions';
+export type ListOperationId = 'getApiKeys' | 'getAuditLog' | 'getTasks' | 'getWebhookDeliveries' | 'getWorkflowRuns' | 'getWorkflowTemplates' | 'getWorkflowTemplateVersions';
 
 /** The item of each list. */
 export type ListItem<K extends ListOperationId> = OperationResults[K][number];
@@ -143,6 +155,16 @@ export abstract class Operations {
    */
   archiveWorkflowTemplate(params: OperationParams['archiveWorkflowTemplate'], options?: CallOptions): Promise<OperationResults['archiveWorkflowTemplate']> {
     return this.call('archiveWorkflowTemplate', params, options);
+  }
+
+  /**
+   * Give the run's current step to a user, whoever holds it.
+   *
+   * Scope: `runs:write`.
+   * `POST /assign-workflow-step`
+   */
+  assignWorkflowStep(params: OperationParams['assignWorkflowStep'], options?: CallOptions): Promise<OperationResults['assignWorkflowStep']> {
+    return this.call('assignWorkflowStep', params, options);
   }
 
   /**
@@ -181,10 +203,23 @@ export abstract class Operations {
   }
 
   /**
+   * Take the run's current step for a user.
+   *
+   * Refused with 409 step_already_claimed when someone else holds it, unless allow_override is
+   * true; of two racing claims exactly one wins. The user holding it already changes nothing.
+   * Each change is a step.assigned event. Scope: `runs:write`.
+   * `POST /claim-workflow-step`
+   */
+  claimWorkflowStep(params: OperationParams['claimWorkflowStep'], options?: CallOptions): Promise<OperationResults['claimWorkflowStep']> {
+    return this.call('claimWorkflowStep', params, options);
+  }
+
+  /**
    * Complete the run's current step.
    *
    * The completion is stored, then a worker moves the run to its next step (or completes it).
-   * Scope: `runs:write`.
+   * An approval step takes `decision` and an optional `comment`: a rejection sends the run back
+   * to an earlier page or fails it, as its page's onReject says. Scope: `runs:write`.
    * `POST /complete-workflow-step`
    */
   completeWorkflowStep(params: OperationParams['completeWorkflowStep'], options?: CallOptions): Promise<OperationResults['completeWorkflowStep']> {
@@ -319,6 +354,18 @@ export abstract class Operations {
    */
   getOrganizationSettings(params?: OperationParams['getOrganizationSettings'], options?: CallOptions): Promise<OperationResults['getOrganizationSettings']> {
     return this.call('getOrganizationSettings', params, options);
+  }
+
+  /**
+   * The organization's task inbox: every active run's current step, filtered.
+   *
+   * Filters combine. Ordered by due date (tasks without one last), then by start, or by start
+   * alone (order=started); pages by cursor, the next announced in a Link header. claimable_by
+   * (with group, repeatable) lists the unclaimed tasks that user may claim. Scope: `runs:read`.
+   * `GET /get-tasks`
+   */
+  getTasks(params?: OperationParams['getTasks'], options?: CallOptions): Promise<OperationResults['getTasks']> {
+    return this.call('getTasks', params, options);
   }
 
   /**
@@ -465,6 +512,17 @@ export abstract class Operations {
    */
   streamRunEvents(params?: OperationParams['streamRunEvents'], options?: StreamOptions): AsyncIterable<T.WebhookPayload & { id: string }> {
     return this.events(params, options);
+  }
+
+  /**
+   * Leave the run's current step to its candidates again.
+   *
+   * With user_id, only if that user holds the step (409 step_not_held otherwise). A step held
+   * by nobody changes nothing. Scope: `runs:write`.
+   * `POST /unclaim-workflow-step`
+   */
+  unclaimWorkflowStep(params: OperationParams['unclaimWorkflowStep'], options?: CallOptions): Promise<OperationResults['unclaimWorkflowStep']> {
+    return this.call('unclaimWorkflowStep', params, options);
   }
 
   /**

@@ -57,7 +57,7 @@ export type Error = {
     /**
      * what went wrong, for a program. Each operation lists the codes it can answer with, under each error status; any request may also meet malformed_request (400), request_timeout (408), headers_too_large (431), route_not_found (404), method_not_allowed (405), not_implemented (501), not_ready (503), unauthorized (401)
      */
-    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_query' | 'invalid_rule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_retryable' | 'run_not_started' | 'scope_not_held' | 'step_not_current' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
+    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'decision_not_taken' | 'decision_required' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_query' | 'invalid_rule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_retryable' | 'run_not_started' | 'scope_not_held' | 'step_already_claimed' | 'step_not_current' | 'step_not_held' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
     /**
      * the request field at fault, as a JSON Pointer, when there is one
      */
@@ -76,6 +76,58 @@ export type CompleteWorkflowStepRequest = {
      * the step the caller means to complete; a retried or doubled request then gets 409
      */
     step_name?: string;
+    /**
+     * the user who did the step (recorded in its event; for an approval, who decided)
+     */
+    completed_by?: string;
+    /**
+     * an approval step: approved, or rejected (what a rejection does is its page's onReject)
+     */
+    decision?: 'approved' | 'rejected';
+    /**
+     * an approval step: the decision's comment (a run failed by a rejection keeps it as its error)
+     */
+    comment?: string;
+};
+
+export type ClaimWorkflowStepRequest = {
+    workflow_run_id: string;
+    /**
+     * the current step
+     */
+    step_name: string;
+    /**
+     * who takes the step
+     */
+    user_id: string;
+    /**
+     * take the step even when someone else holds it (otherwise 409 step_already_claimed)
+     */
+    allow_override?: boolean;
+};
+
+export type UnclaimWorkflowStepRequest = {
+    workflow_run_id: string;
+    /**
+     * the current step
+     */
+    step_name: string;
+    /**
+     * only if this user holds the step (otherwise 409 step_not_held)
+     */
+    user_id?: string;
+};
+
+export type AssignWorkflowStepRequest = {
+    workflow_run_id: string;
+    /**
+     * the current step
+     */
+    step_name: string;
+    /**
+     * who is given the step, whoever holds it
+     */
+    user_id: string;
 };
 
 export type CancelWorkflowRunRequest = {
@@ -133,6 +185,29 @@ export type WorkflowRunDetail = {
         skippedAt?: string;
         overdue: boolean;
         /**
+         * its page's kind
+         */
+        kind?: 'step' | 'approval';
+        candidateUsers?: Array<string>;
+        candidateGroups?: Array<string>;
+        completedBy?: string;
+        decision?: 'approved' | 'rejected';
+        comment?: string;
+        decidedBy?: string;
+        /**
+         * when an approval step nobody decided takes its default decision
+         */
+        decisionDueAt?: string;
+        rejections?: number;
+        /**
+         * how many of its page's escalations this visit of the step has had
+         */
+        escalations?: number;
+        /**
+         * when a rejection last opened it again
+         */
+        reopenedAt?: string;
+        /**
          * the template's rules (by index) that decided the step; absent when none did
          */
         rules?: {
@@ -170,7 +245,7 @@ export type WorkflowRunDetail = {
     }>;
     history: Array<{
         seq: number;
-        type: 'run.created' | 'run.started' | 'step.completed' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
+        type: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
         at: string;
         data: {
             [key: string]: unknown;
@@ -305,6 +380,84 @@ export type WorkflowRunCounts = {
      * the statuses with more matching runs than `limit` (counted as `limit`)
      */
     exceeded: Array<'pending' | 'active' | 'completed' | 'failed' | 'cancelled'>;
+};
+
+export type GetTasksQuery = {
+    /**
+     * page size (default 100)
+     */
+    limit?: number;
+    /**
+     * the position after which the page starts, from the Link rel="next" header
+     */
+    cursor?: string;
+    /**
+     * tasks held by this user
+     */
+    assignee?: string;
+    /**
+     * unclaimed tasks this user may claim: as one of their candidate users, or through a `group`
+     */
+    claimable_by?: string;
+    /**
+     * with claimable_by: a group the user is in (repeat it for each)
+     */
+    group?: Array<string>;
+    /**
+     * true: tasks nobody holds; false: held ones
+     */
+    unassigned?: boolean;
+    /**
+     * whether the task is overdue
+     */
+    overdue?: boolean;
+    /**
+     * tasks due before this time
+     */
+    due_before?: string;
+    /**
+     * tasks due after this time
+     */
+    due_after?: string;
+    template_id?: string;
+    /**
+     * step or approval
+     */
+    kind?: 'step' | 'approval';
+    /**
+     * runs with this label (key:value); repeat it for several, all of which must match
+     */
+    label?: Array<string>;
+    /**
+     * due (the default): by due date, tasks without one last, then by start; started: by start alone
+     */
+    order?: 'due' | 'started';
+};
+
+export type Task = {
+    runId: string;
+    workflowName: string;
+    templateId: string;
+    /**
+     * the current step of the run (a page name)
+     */
+    step: string;
+    kind: 'step' | 'approval';
+    /**
+     * who holds the task; absent while nobody does
+     */
+    assignee?: string;
+    candidateUsers: Array<string>;
+    candidateGroups: Array<string>;
+    dueDate?: string;
+    overdue: boolean;
+    /**
+     * when the step began
+     */
+    startedAt: string;
+    labels: {
+        [key: string]: string;
+    };
 };
 
 export type BulkCancelWorkflowRunsRequest = {
@@ -551,6 +704,55 @@ export type CreateWorkflowTemplateRequest = {
             help?: string;
             placeholder?: string;
         }>;
+        /**
+         * `approval`: completing its step takes a decision (approved or rejected) and an optional comment; `step` when left out
+         */
+        kind?: 'step' | 'approval';
+        /**
+         * approval: what a rejection does. `reopen` (with `page`, an earlier page): that page and every page after it are open again, in order, their values kept; `fail` (the default): the run fails, the comment its error; `continue`: the run goes on to the next page, and rules test the decision as the condition field `decision:<page name>`
+         */
+        onReject?: {
+            action: 'reopen' | 'fail' | 'continue';
+            /**
+             * a page name of the template
+             */
+            page?: string;
+        };
+        /**
+         * approval: the rejection that fails the run even when onReject reopens (10 when left out)
+         */
+        maxRejections?: number;
+        /**
+         * approval: when nobody decided this many hours after the step began, the service applies `decision` (recorded with the system as actor)
+         */
+        decisionTimeout?: {
+            hours: number;
+            decision: 'approved' | 'rejected';
+        };
+        /**
+         * user ids who may claim the step
+         */
+        candidateUsers?: Array<string>;
+        /**
+         * groups whose members may claim the step
+         */
+        candidateGroups?: Array<string>;
+        /**
+         * a field of this page (its value given when the run is created) or an earlier one, whose value names more candidate users (a multi_select: each of its options)
+         */
+        candidateUsersFromField?: string;
+        /**
+         * a field of this page or an earlier one, whose value names more candidate groups
+         */
+        candidateGroupsFromField?: string;
+        /**
+         * in order of overdueByHours: once the step has been overdue that long, it is given to `assignTo` and/or `addCandidateGroups` join its candidates; each once per visit of the step
+         */
+        escalations?: Array<{
+            overdueByHours: number;
+            assignTo?: string;
+            addCandidateGroups?: Array<string>;
+        }>;
     }>;
     /**
      * evaluated in order when a run reaches a page, from the values known then; where two rules decide the same thing, the later one wins
@@ -727,6 +929,55 @@ export type WorkflowTemplateDetail = {
             default?: string;
             help?: string;
             placeholder?: string;
+        }>;
+        /**
+         * `approval`: completing its step takes a decision (approved or rejected) and an optional comment; `step` when left out
+         */
+        kind?: 'step' | 'approval';
+        /**
+         * approval: what a rejection does. `reopen` (with `page`, an earlier page): that page and every page after it are open again, in order, their values kept; `fail` (the default): the run fails, the comment its error; `continue`: the run goes on to the next page, and rules test the decision as the condition field `decision:<page name>`
+         */
+        onReject?: {
+            action: 'reopen' | 'fail' | 'continue';
+            /**
+             * a page name of the template
+             */
+            page?: string;
+        };
+        /**
+         * approval: the rejection that fails the run even when onReject reopens (10 when left out)
+         */
+        maxRejections?: number;
+        /**
+         * approval: when nobody decided this many hours after the step began, the service applies `decision` (recorded with the system as actor)
+         */
+        decisionTimeout?: {
+            hours: number;
+            decision: 'approved' | 'rejected';
+        };
+        /**
+         * user ids who may claim the step
+         */
+        candidateUsers?: Array<string>;
+        /**
+         * groups whose members may claim the step
+         */
+        candidateGroups?: Array<string>;
+        /**
+         * a field of this page (its value given when the run is created) or an earlier one, whose value names more candidate users (a multi_select: each of its options)
+         */
+        candidateUsersFromField?: string;
+        /**
+         * a field of this page or an earlier one, whose value names more candidate groups
+         */
+        candidateGroupsFromField?: string;
+        /**
+         * in order of overdueByHours: once the step has been overdue that long, it is given to `assignTo` and/or `addCandidateGroups` join its candidates; each once per visit of the step
+         */
+        escalations?: Array<{
+            overdueByHours: number;
+            assignTo?: string;
+            addCandidateGroups?: Array<string>;
         }>;
     }>;
     /**
@@ -925,6 +1176,55 @@ export type UpdateWorkflowTemplateRequest = {
             help?: string;
             placeholder?: string;
         }>;
+        /**
+         * `approval`: completing its step takes a decision (approved or rejected) and an optional comment; `step` when left out
+         */
+        kind?: 'step' | 'approval';
+        /**
+         * approval: what a rejection does. `reopen` (with `page`, an earlier page): that page and every page after it are open again, in order, their values kept; `fail` (the default): the run fails, the comment its error; `continue`: the run goes on to the next page, and rules test the decision as the condition field `decision:<page name>`
+         */
+        onReject?: {
+            action: 'reopen' | 'fail' | 'continue';
+            /**
+             * a page name of the template
+             */
+            page?: string;
+        };
+        /**
+         * approval: the rejection that fails the run even when onReject reopens (10 when left out)
+         */
+        maxRejections?: number;
+        /**
+         * approval: when nobody decided this many hours after the step began, the service applies `decision` (recorded with the system as actor)
+         */
+        decisionTimeout?: {
+            hours: number;
+            decision: 'approved' | 'rejected';
+        };
+        /**
+         * user ids who may claim the step
+         */
+        candidateUsers?: Array<string>;
+        /**
+         * groups whose members may claim the step
+         */
+        candidateGroups?: Array<string>;
+        /**
+         * a field of this page (its value given when the run is created) or an earlier one, whose value names more candidate users (a multi_select: each of its options)
+         */
+        candidateUsersFromField?: string;
+        /**
+         * a field of this page or an earlier one, whose value names more candidate groups
+         */
+        candidateGroupsFromField?: string;
+        /**
+         * in order of overdueByHours: once the step has been overdue that long, it is given to `assignTo` and/or `addCandidateGroups` join its candidates; each once per visit of the step
+         */
+        escalations?: Array<{
+            overdueByHours: number;
+            assignTo?: string;
+            addCandidateGroups?: Array<string>;
+        }>;
     }>;
     /**
      * evaluated in order when a run reaches a page, from the values known then; where two rules decide the same thing, the later one wins
@@ -1064,7 +1364,7 @@ export type CreateWebhookEndpointRequest = {
     /**
      * event types to deliver; every type when left out
      */
-    events?: Array<'run.created' | 'run.started' | 'step.completed' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events?: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
     description?: string;
 };
 
@@ -1075,7 +1375,7 @@ export type WebhookEndpointWithSecret = {
     /**
      * the event types delivered to this endpoint
      */
-    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
     enabled: boolean;
     /**
      * why the endpoint was disabled
@@ -1104,7 +1404,7 @@ export type WebhookEndpoint = {
     /**
      * the event types delivered to this endpoint
      */
-    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
     enabled: boolean;
     /**
      * why the endpoint was disabled
@@ -1153,7 +1453,7 @@ export type WebhookDelivery = {
      * the webhook-id header of every attempt
      */
     webhookId: string;
-    eventType: 'run.created' | 'run.started' | 'step.completed' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
+    eventType: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
     /**
      * the event's place in the run's history
      */
@@ -1731,7 +2031,7 @@ export type StreamRunEventsQuery = {
      */
     run_id?: string;
     /**
-     * only events of these types: one or several of run.created, run.started, step.completed, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
+     * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
      */
     type?: string;
     /**
@@ -1844,6 +2144,10 @@ export type WebhookPayload = {
         inputFields: {
             [key: string]: string;
         };
+        /**
+         * the user the client named as having done it
+         */
+        completedBy?: string;
         nextStep?: string;
         nextAssignee?: string;
         nextDueDate?: string;
@@ -1859,6 +2163,281 @@ export type WebhookPayload = {
          * the rule (its index) that set the next step's due time
          */
         nextDueByRule?: number;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
+    type: 'step.approved';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * the approval step was approved; the next step (if any) is current
+     */
+    data: {
+        step: string;
+        inputFields: {
+            [key: string]: string;
+        };
+        comment?: string;
+        /**
+         * the user who decided; absent for a timeout
+         */
+        decidedBy?: string;
+        /**
+         * nobody decided in time: the page's decisionTimeout decided
+         */
+        timedOut?: true;
+        nextStep?: string;
+        nextAssignee?: string;
+        nextDueDate?: string;
+        /**
+         * the rule (its index) that showed the next step, when one did
+         */
+        nextShownByRule?: number;
+        /**
+         * the rule (its index) that chose the next step's assignee
+         */
+        nextAssigneeByRule?: number;
+        /**
+         * the rule (its index) that set the next step's due time
+         */
+        nextDueByRule?: number;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
+    type: 'step.rejected';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * the approval step was rejected: the run went back (outcome reopened, step.reopened follows) or failed (run.failed follows)
+     */
+    data: {
+        step: string;
+        inputFields: {
+            [key: string]: string;
+        };
+        comment?: string;
+        /**
+         * the user who decided; absent for a timeout
+         */
+        decidedBy?: string;
+        /**
+         * nobody decided in time: the page's decisionTimeout decided
+         */
+        timedOut?: true;
+        /**
+         * how often this step has been rejected in the run, this one included
+         */
+        rejections: number;
+        /**
+         * continued: the page lets a rejection go on to the next page (onReject continue)
+         */
+        outcome: 'reopened' | 'failed' | 'continued';
+        nextStep?: string;
+        nextAssignee?: string;
+        nextDueDate?: string;
+        /**
+         * the rule (its index) that showed the next step, when one did
+         */
+        nextShownByRule?: number;
+        /**
+         * the rule (its index) that chose the next step's assignee
+         */
+        nextAssigneeByRule?: number;
+        /**
+         * the rule (its index) that set the next step's due time
+         */
+        nextDueByRule?: number;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
+    type: 'step.reopened';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * a rejection sent the run back: these steps are open again, in order, their values kept
+     */
+    data: {
+        /**
+         * the page the run went back to
+         */
+        step: string;
+        /**
+         * the approval step whose rejection sent it back
+         */
+        from: string;
+        /**
+         * the steps open again
+         */
+        steps: Array<string>;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
+    type: 'step.assigned';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * the current step's assignee changed: claimed, unclaimed or given to someone
+     */
+    data: {
+        step: string;
+        change: 'claim' | 'unclaim' | 'assign';
+        /**
+         * the new assignee; absent once unclaimed
+         */
+        assignee?: string;
+        /**
+         * absent when the step was unclaimed
+         */
+        previousAssignee?: string;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
+    type: 'step.escalated';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * the step stayed overdue for one of its page's escalations: reassigned and/or given more candidate groups
+     */
+    data: {
+        step: string;
+        /**
+         * the escalation (its index in the page's escalations)
+         */
+        escalation: number;
+        overdueByHours: number;
+        assignee?: string;
+        previousAssignee?: string;
+        addedCandidateGroups?: Array<string>;
         runId: string;
         organizationId: string;
         /**
@@ -2012,7 +2591,7 @@ export type WebhookPayload = {
      */
     timestamp: string;
     /**
-     * a worker gave up on the run: the change it could not apply waits for a retry
+     * the run failed: a worker gave up on its change (which waits for a retry), or its approval was rejected
      */
     data: {
         error: string;
@@ -2241,7 +2820,7 @@ export type CompleteWorkflowStepData = {
 
 export type CompleteWorkflowStepErrors = {
     /**
-     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; unknown_input_field: an input_fields key the template or step lacks; invalid_field_value: a value does not parse as its field's type, or breaks one of its limits; missing_required_field: a required field of the step has no value
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; unknown_input_field: an input_fields key the template or step lacks; invalid_field_value: a value does not parse as its field's type, or breaks one of its limits; missing_required_field: a required field of the step has no value; decision_required: completing an approval step takes a decision (approved or rejected); decision_not_taken: a decision or comment was given for a step that is not an approval
      */
     400: Error;
     /**
@@ -2296,6 +2875,219 @@ export type CompleteWorkflowStepResponses = {
 };
 
 export type CompleteWorkflowStepResponse = CompleteWorkflowStepResponses[keyof CompleteWorkflowStepResponses];
+
+export type ClaimWorkflowStepData = {
+    body: ClaimWorkflowStepRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/claim-workflow-step';
+};
+
+export type ClaimWorkflowStepErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * run_not_found: no such run in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; run_not_started: the run is still pending; retry shortly; run_not_active: the run has ended; step_not_current: step_name is not the current step; completion_pending: a completion already waits for a worker; run_changed_concurrently: the run kept changing meanwhile; nothing was done, retrying is safe; step_already_claimed: someone else holds the step; claim with allow_override to take it
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type ClaimWorkflowStepError = ClaimWorkflowStepErrors[keyof ClaimWorkflowStepErrors];
+
+export type ClaimWorkflowStepResponses = {
+    /**
+     * the run as stored
+     */
+    200: WorkflowRun;
+};
+
+export type ClaimWorkflowStepResponse = ClaimWorkflowStepResponses[keyof ClaimWorkflowStepResponses];
+
+export type UnclaimWorkflowStepData = {
+    body: UnclaimWorkflowStepRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/unclaim-workflow-step';
+};
+
+export type UnclaimWorkflowStepErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * run_not_found: no such run in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; run_not_started: the run is still pending; retry shortly; run_not_active: the run has ended; step_not_current: step_name is not the current step; completion_pending: a completion already waits for a worker; run_changed_concurrently: the run kept changing meanwhile; nothing was done, retrying is safe; step_not_held: the step is not held by the user_id given
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type UnclaimWorkflowStepError = UnclaimWorkflowStepErrors[keyof UnclaimWorkflowStepErrors];
+
+export type UnclaimWorkflowStepResponses = {
+    /**
+     * the run as stored
+     */
+    200: WorkflowRun;
+};
+
+export type UnclaimWorkflowStepResponse = UnclaimWorkflowStepResponses[keyof UnclaimWorkflowStepResponses];
+
+export type AssignWorkflowStepData = {
+    body: AssignWorkflowStepRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/assign-workflow-step';
+};
+
+export type AssignWorkflowStepErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * run_not_found: no such run in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; run_not_started: the run is still pending; retry shortly; run_not_active: the run has ended; step_not_current: step_name is not the current step; completion_pending: a completion already waits for a worker; run_changed_concurrently: the run kept changing meanwhile; nothing was done, retrying is safe
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type AssignWorkflowStepError = AssignWorkflowStepErrors[keyof AssignWorkflowStepErrors];
+
+export type AssignWorkflowStepResponses = {
+    /**
+     * the run as stored
+     */
+    200: WorkflowRun;
+};
+
+export type AssignWorkflowStepResponse = AssignWorkflowStepResponses[keyof AssignWorkflowStepResponses];
 
 export type CancelWorkflowRunData = {
     body: CancelWorkflowRunRequest;
@@ -2644,6 +3436,97 @@ export type CountWorkflowRunsResponses = {
 
 export type CountWorkflowRunsResponse = CountWorkflowRunsResponses[keyof CountWorkflowRunsResponses];
 
+export type GetTasksData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * page size (default 100)
+         */
+        limit?: number;
+        /**
+         * the position after which the page starts, from the Link rel="next" header
+         */
+        cursor?: string;
+        /**
+         * tasks held by this user
+         */
+        assignee?: string;
+        /**
+         * unclaimed tasks this user may claim: as one of their candidate users, or through a `group`
+         */
+        claimable_by?: string;
+        /**
+         * with claimable_by: a group the user is in (repeat it for each)
+         */
+        group?: Array<string>;
+        /**
+         * true: tasks nobody holds; false: held ones
+         */
+        unassigned?: boolean;
+        /**
+         * whether the task is overdue
+         */
+        overdue?: boolean;
+        /**
+         * tasks due before this time
+         */
+        due_before?: string;
+        /**
+         * tasks due after this time
+         */
+        due_after?: string;
+        template_id?: string;
+        /**
+         * step or approval
+         */
+        kind?: 'step' | 'approval';
+        /**
+         * runs with this label (key:value); repeat it for several, all of which must match
+         */
+        label?: Array<string>;
+        /**
+         * due (the default): by due date, tasks without one last, then by start; started: by start alone
+         */
+        order?: 'due' | 'started';
+    };
+    url: '/get-tasks';
+};
+
+export type GetTasksErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_cursor: the cursor is not one this service made
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type GetTasksError = GetTasksErrors[keyof GetTasksErrors];
+
+export type GetTasksResponses = {
+    /**
+     * a page of tasks; the next page is in the Link header
+     */
+    200: Array<Task>;
+};
+
+export type GetTasksResponse = GetTasksResponses[keyof GetTasksResponses];
+
 export type BulkCancelWorkflowRunsData = {
     body: BulkCancelWorkflowRunsRequest;
     headers?: {
@@ -2894,7 +3777,7 @@ export type CreateWorkflowTemplateData = {
 
 export type CreateWorkflowTemplateErrors = {
     /**
-     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; duplicate_page_name: two pages of the template share a name; duplicate_input_id: two input fields of the template share an inputId; invalid_template_field: a field of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together; invalid_rule: a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; duplicate_page_name: two pages of the template share a name; duplicate_input_id: two input fields of the template share an inputId; invalid_template_field: a field or page of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together; approval settings on a page that is no approval, a rejection that reopens no earlier page, candidates from a field that names no people, escalations without a due time; invalid_rule: a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types
      */
     400: Error;
     /**
@@ -2961,7 +3844,7 @@ export type UpdateWorkflowTemplateData = {
 
 export type UpdateWorkflowTemplateErrors = {
     /**
-     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; duplicate_page_name: two pages of the template share a name; duplicate_input_id: two input fields of the template share an inputId; invalid_template_field: a field of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together; invalid_rule: a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; duplicate_page_name: two pages of the template share a name; duplicate_input_id: two input fields of the template share an inputId; invalid_template_field: a field or page of the template is not well defined: options, limits, pattern or default that its type does not take or that do not hold together; approval settings on a page that is no approval, a rejection that reopens no earlier page, candidates from a field that names no people, escalations without a due time; invalid_rule: a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types
      */
     400: Error;
     /**
@@ -4197,7 +5080,7 @@ export type StreamRunEventsData = {
          */
         run_id?: string;
         /**
-         * only events of these types: one or several of run.created, run.started, step.completed, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
+         * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
          */
         type?: string;
         /**
