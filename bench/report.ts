@@ -18,13 +18,14 @@ import {
   type ColdPhaseResult,
 } from './phases/cold-start.js';
 import type { ListPhaseResult } from './phases/list-scale.js';
+import type { ClaimsPhaseResult } from './phases/claims.js';
 import type { RetentionPhaseResult } from './phases/retention.js';
 import {
   RULES_EXTRA_SELECTS_LIMIT,
   RULES_RATIO_LIMIT,
   type RulesPhaseResult,
 } from './phases/rules.js';
-import { SEEDED_FILTERS } from './seed-runs.js';
+import { SEEDED_FILTERS, SEEDED_TASK_FILTERS } from './seed-runs.js';
 import type { WorkerPhaseResult, WorkerRun } from './phases/worker-throughput.js';
 import type { WebhookPhaseResult } from './phases/webhook-delivery.js';
 import { ratio, round } from './stats.js';
@@ -55,6 +56,7 @@ export interface Figures {
   steady?: SteadyPhaseResult;
   floor?: FloorPhaseResult;
   list?: ListPhaseResult;
+  claims?: ClaimsPhaseResult;
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
   bulk?: BulkPhaseResult;
@@ -585,6 +587,35 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         result: target(name, r, '<= 1.5', r <= 1.5),
       });
     }
+    // The inbox: its target is on p99 (each filter's first page, at each size).
+    const p99 = (name: string) => pages[name]?.p99 ?? Number.NaN;
+    for (const [filter, query] of Object.entries(SEEDED_TASK_FILTERS)) {
+      const big = p99(`bigTasks:${filter}`);
+      const small = p99(`smallTasks:${filter}`);
+      const r = ratio(big, small);
+      rows.push({
+        ...compared(`inbox first page (${query || 'no filter'}) p99 ms, ${sizes}`, big, small, 2),
+        target: '<= 1.5',
+        result: target(`inbox ${filter} ${sizes}`, r, '<= 1.5', r <= 1.5),
+      });
+    }
+  }
+
+  if (f.claims) {
+    const c = f.claims;
+    rows.push({
+      measure: `claims: steps decided per second, two claimants racing per step (${c.pairs} pairs at once)`,
+      service: fmt(c.stepsPerSecond, 0),
+      baseline: '',
+      ratio: '',
+      target: `one winner each, ${c.steps} steps`,
+      result: target(
+        'claims: exactly one winner per step',
+        c.oneWinner,
+        `= ${c.steps}`,
+        c.oneWinner === c.steps && c.assignedEvents === c.steps,
+      ),
+    });
   }
 
   if (f.rules) rows.push(...rulesRows(f.rules, target));

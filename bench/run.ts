@@ -8,7 +8,7 @@
 //
 // Options: --quick (about a minute, smaller sizes),
 // --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,retention,stream,replica,
-// procs,rules (some phases; rules: templates with 200 typed fields and 50 rules against the same
+// procs,rules,claims (some phases; rules: templates with 200 typed fields and 50 rules against the same
 // without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
 // BENCH_PG_URL (servers to use; the database name is always the bench's own), BENCH_SERVICE_DIST
@@ -52,6 +52,7 @@ import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
 import { measureApiProcesses } from './phases/api-processes.js';
 import { measureColdStart } from './phases/cold-start.js';
 import { measureRules, RULES_RATIO_LIMIT, rulesSizes } from './phases/rules.js';
+import { measureClaims } from './phases/claims.js';
 import {
   freePort,
   killAllNow,
@@ -91,7 +92,8 @@ const runs = (
     | 'stream'
     | 'replica'
     | 'procs'
-    | 'rules',
+    | 'rules'
+    | 'claims',
 ) => only.size === 0 || only.has(phase);
 const RESULTS_PATH = fileURLToPath(new URL('../../bench/results.json', import.meta.url));
 const began = Date.now();
@@ -178,6 +180,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const cancelled = await createTenant(db, 'Bench organization X (bulk cancel)');
     const creating = await createTenant(db, 'Bench organization Y (creates)');
     const expiring = await createTenant(db, 'Bench organization A (retention)');
+    const claiming = await createTenant(db, 'Bench organization (claims)');
     const retentionCreating = await createTenant(db, 'Bench organization B (creates)');
     const rulesTenant = await createTenant(db, 'Bench rules organization');
     tenantKeyIds.push(
@@ -505,6 +508,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       } finally {
         await Promise.all([one.proc.stop(), two.proc.stop()]);
       }
+    }
+    if (runs('claims')) {
+      log(
+        `\n[claims] ${settings.claimSteps} unclaimed steps, two claimants racing for each, ${settings.claimPairs} pairs at once (t=${elapsed()} s)`,
+      );
+      figures.claims = await measureClaims({
+        db,
+        tenant: claiming,
+        apiUrl: api.url,
+        steps: settings.claimSteps,
+        pairs: settings.claimPairs,
+      });
+      const c = figures.claims;
+      log(
+        `  ${c.stepsPerSecond} steps decided/s (${c.claimsPerSecond} claims/s); claim p50 ${c.latency.p50} ms p99 ${c.latency.p99} ms; one winner for ${c.oneWinner} of ${c.steps} steps; ${c.assignedEvents} step.assigned events`,
+      );
     }
     if (runs('rules')) {
       const sizes = rulesSizes(settings);

@@ -76,6 +76,9 @@ export interface BenchSettings {
   rulesCreateRounds: number;
   rulesDrainRuns: number;
   rulesDrainRounds: number;
+  /** The claims phase: steps claimed by two claimants each, and pairs of claims at once. */
+  claimSteps: number;
+  claimPairs: number;
 }
 
 export const FULL: BenchSettings = {
@@ -115,6 +118,8 @@ export const FULL: BenchSettings = {
   rulesCreateRounds: 5,
   rulesDrainRuns: 10_500,
   rulesDrainRounds: 3,
+  claimSteps: 5_000,
+  claimPairs: 8,
 };
 
 export const QUICK: BenchSettings = {
@@ -154,6 +159,8 @@ export const QUICK: BenchSettings = {
   rulesCreateRounds: 3,
   rulesDrainRuns: 4_200,
   rulesDrainRounds: 2,
+  claimSteps: 1_000,
+  claimPairs: 8,
 };
 
 const mysqlBase = new URL(

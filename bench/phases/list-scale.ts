@@ -1,12 +1,12 @@
 // Phase 4: the list at scale. A small and a big organization in the same table; the first
 // page and a page deep in the cursor chain (reached by following Link rel="next") of each,
-// and the first page of each filter (matches of 1 in 10 to 1 in 100, spread through the
-// runs), timed by a sequential probe.
+// the first page of each filter (matches of 1 in 10 to 1 in 100, spread through the runs), and
+// the task inbox's first page of each of its filters, timed by a sequential probe.
 import type { Db } from '../../src/db.js';
 import type { Tenant } from '../fixtures.js';
 import type { ListProbeOptions, ListProbeResult } from '../list-probe.js';
 import { runChildScript } from '../processes.js';
-import { SEEDED_FILTERS, seedRuns } from '../seed-runs.js';
+import { SEEDED_FILTERS, SEEDED_TASK_FILTERS, seedRuns } from '../seed-runs.js';
 import type { BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
 
@@ -68,13 +68,20 @@ export async function measureListScale(deps: {
 }): Promise<ListPhaseResult> {
   const { settings } = deps;
   const started = Date.now();
-  await seedRuns(deps.db, deps.small, settings.listSmall);
-  await seedRuns(deps.db, deps.big, settings.listBig);
-  await deps.db.raw('ANALYZE TABLE workflow_runs');
+  const smallSeed = await seedRuns(deps.db, deps.small, settings.listSmall);
+  const bigSeed = await seedRuns(deps.db, deps.big, settings.listBig);
+  await deps.db.raw('ANALYZE TABLE workflow_runs, run_task_terms');
   const seedSeconds = round((Date.now() - started) / 1000, 1);
   deps.log(`  seeded ${settings.listSmall} + ${settings.listBig} runs in ${seedSeconds} s`);
 
   const first = `${deps.apiUrl}/get-workflow-runs`;
+  // Seeded due dates start at the prototype's and spread over 1,000 minutes: a tenth of them
+  // fall before this (a range at the start of the order).
+  const dueBefore = new Date(Date.now() + 100 * 60_000).toISOString();
+  const tasksUrl = (query: string, rareTemplate: string) =>
+    `${deps.apiUrl}/get-tasks?${query
+      .replace('{dueBefore}', encodeURIComponent(dueBefore))
+      .replace('{rareTemplate}', rareTemplate)}${query ? '&' : ''}limit=10`;
   // Deep: the last page of the small organization; half way down the big one.
   const depth = { small: settings.listSmall - 100, big: Math.floor(settings.listBig / 2) };
   const smallDeep = await deepPageUrl(first, deps.small.key, depth.small);
@@ -93,6 +100,19 @@ export async function measureListScale(deps: {
         ...Object.entries(SEEDED_FILTERS).flatMap(([name, query]) => [
           { name: `smallFilter:${name}`, url: `${first}?${query}&limit=10`, key: deps.small.key },
           { name: `bigFilter:${name}`, url: `${first}?${query}&limit=10`, key: deps.big.key },
+        ]),
+        // The task inbox's first page of each filter, ten tasks a page.
+        ...Object.entries(SEEDED_TASK_FILTERS).flatMap(([name, query]) => [
+          {
+            name: `smallTasks:${name}`,
+            url: tasksUrl(query, smallSeed.rareTemplateId),
+            key: deps.small.key,
+          },
+          {
+            name: `bigTasks:${name}`,
+            url: tasksUrl(query, bigSeed.rareTemplateId),
+            key: deps.big.key,
+          },
         ]),
       ],
       samples: settings.listSamples,

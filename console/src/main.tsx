@@ -11,6 +11,7 @@ import { KeysScreen } from './screens/keys.js';
 import { RunScreen } from './screens/run.js';
 import { RunsScreen } from './screens/runs.js';
 import { SignIn } from './screens/sign-in.js';
+import { TasksScreen } from './screens/tasks.js';
 import { TemplateScreen } from './screens/template.js';
 import { TemplatesScreen } from './screens/templates.js';
 import { WebhooksScreen } from './screens/webhooks.js';
@@ -29,6 +30,7 @@ interface NavItem {
 
 const NAV: NavItem[] = [
   { path: '/', label: 'Runs', scope: 'runs:read', owns: (p) => p === '/' || p.startsWith('/runs') },
+  { path: '/tasks', label: 'Tasks', scope: 'runs:read', owns: (p) => p.startsWith('/tasks') },
   { path: '/bulk', label: 'Bulk actions', scope: 'runs:read', owns: (p) => p.startsWith('/bulk') },
   {
     path: '/templates',
@@ -55,6 +57,8 @@ function screenFor(location: Location) {
       return <RunsScreen location={location} />;
     case 'runs':
       return id ? <RunScreen id={id} /> : <RunsScreen location={location} />;
+    case 'tasks':
+      return <TasksScreen location={location} />;
     case 'bulk':
       return <BulkScreen location={location} />;
     case 'templates':

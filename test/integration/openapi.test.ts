@@ -74,6 +74,7 @@ describe('the API document: GET /openapi.json', () => {
         '/update-organization-settings',
         '/stream-run-events',
         '/unclaim-workflow-step',
+        '/get-tasks',
         '/count-workflow-runs',
         '/get-current-api-key',
       ].sort(),

@@ -382,18 +382,25 @@ function CompleteStep({
   const shownField = (pointer: string) => fields.some((f) => inputPointer(f.inputId) === pointer);
   const named = fieldOf(error);
   const topError = named && shownField(named) ? null : error;
+  // An approval step is completed by a decision, with an optional comment.
+  const approval = run.steps.find((s) => s.name === step)?.kind === 'approval';
+  const [comment, setComment] = useState('');
 
-  const submit = async () => {
+  const submit = async (decision?: 'approved' | 'rejected') => {
     const answer = await confirmAction({
-      title: `Complete “${step}”?`,
+      title: decision
+        ? `${decision === 'approved' ? 'Approve' : 'Reject'} “${step}”?`
+        : `Complete “${step}”?`,
       body: (
         <p>
-          {fields.length
-            ? `The values entered are saved with the step${run.steps.at(-1)?.name === step ? ', and the run completes' : ', and the next step starts'}.`
-            : 'The step is completed with no new values.'}
+          {decision === 'rejected'
+            ? 'The rejection is recorded with its comment; what follows is what the template says (the work goes back, or the run fails).'
+            : fields.length
+              ? `The values entered are saved with the step${run.steps.at(-1)?.name === step ? ', and the run completes' : ', and the next step starts'}.`
+              : 'The step is completed with no new values.'}
         </p>
       ),
-      confirm: 'Complete step',
+      confirm: decision ? (decision === 'approved' ? 'Approve' : 'Reject') : 'Complete step',
     });
     if (!answer) return;
     setBusy(true);
@@ -408,6 +415,7 @@ function CompleteStep({
             .map((f) => [f.inputId, valueOf(f.inputId)] as const)
             .filter(([k, v]) => v !== (run.inputFields[k] ?? '')),
         ),
+        ...(decision ? { decision, ...(comment.trim() ? { comment: comment.trim() } : {}) } : {}),
       });
       setSent(true);
       onDone();
@@ -430,10 +438,12 @@ function CompleteStep({
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void submit();
+        void submit(approval ? 'approved' : undefined);
       }}
     >
-      <h2 id="complete-title">Complete the current step: {step}</h2>
+      <h2 id="complete-title">
+        {approval ? 'Decide the current step' : 'Complete the current step'}: {step}
+      </h2>
       {sent ? (
         <p role="status">Completion sent. A worker applies it; this page updates when it does.</p>
       ) : null}
@@ -477,10 +487,30 @@ function CompleteStep({
           );
         })}
       </div>
+      {approval && (
+        <label class="field">
+          <span>Comment (optional)</span>
+          <textarea
+            maxLength={4000}
+            value={comment}
+            onInput={(e) => setComment((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+      )}
       <div class="buttons">
         <ActionButton scope="runs:write" type="submit" class="primary" disabled={busy}>
-          Complete step
+          {approval ? 'Approve' : 'Complete step'}
         </ActionButton>
+        {approval && (
+          <ActionButton
+            scope="runs:write"
+            type="button"
+            disabled={busy}
+            onClick={() => void submit('rejected')}
+          >
+            Reject
+          </ActionButton>
+        )}
       </div>
     </form>
   );
