@@ -360,7 +360,14 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       figures.list = await measureListScale({ settings, db, small, big, apiUrl: api.url, log });
       memory.enterPhase(undefined);
       for (const [name, page] of Object.entries(figures.list.pages)) {
-        log(`  ${name.padEnd(10)} ${page.rows} rows  p50 ${page.p50} ms  p99 ${page.p99} ms`);
+        log(
+          `  ${name.padEnd(10)} ${page.rows} rows  p50 ${page.p50} ms  p99 ${page.p99} ms (median of blocks ${page.blockP99} ms)`,
+        );
+      }
+      for (const [name, reads] of Object.entries(figures.list.taskReads)) {
+        log(
+          `  inbox ${name}: MySQL read ${reads.small} rows at ${settings.listSmall}, ${reads.big} at ${settings.listBig}`,
+        );
       }
       const labelSmall = figures.list.pages['smallFilter:label'];
       const labelBig = figures.list.pages['bigFilter:label'];

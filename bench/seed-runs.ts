@@ -66,8 +66,10 @@ export const SEEDED_TASK_FILTERS = {
   label: 'label=cohort:rare',
 } as const;
 
-/** The label 1 run in 100 carries (SEEDED_FILTERS.label), as the service writes it. */
-const SEEDED_LABEL = { key: 'cohort', value: 'rare', everyNth: 100, remainder: 11 } as const;
+/** The label 1 run in 101 carries (SEEDED_FILTERS.label), as the service writes it. */
+// Every 101st run by its row's seq: a modulus prime to the copy numbers' tens, so that the
+// labelled runs are as often active as the others (the statuses vary by copy number).
+const SEEDED_LABEL = { key: 'cohort', value: 'rare', everyNth: 101, remainder: 11 } as const;
 
 /**
  * Gives the organization `count` started runs (and a second template, which 1 in 100 of them
@@ -121,7 +123,7 @@ async function seedTaskTerms(db: Db, organizationId: string): Promise<void> {
       [term, organizationId],
     );
   await insert(groupTerm('rare-group'), 'current_step_assignee IS NULL');
-  await insert(APPROVAL_TERM, 'seq % 100 = 17');
+  await insert(APPROVAL_TERM, 'seq % 103 = 17');
   await insert(
     labelTerm(SEEDED_LABEL.key, SEEDED_LABEL.value),
     `seq % ${SEEDED_LABEL.everyNth} = ${SEEDED_LABEL.remainder}`,

@@ -6,9 +6,11 @@ import type { Knex } from 'knex';
 // - workflow_runs.task_due / task_started: columns MariaDB derives, NULL unless the run is
 //   active, so an index range that starts past NULL holds the active runs' tasks only, however
 //   many finished runs share the organization; task_due puts a step without a due date last.
-// - indexes for each filter the runs table itself answers: none, the assignee (and no
-//   assignee), the template, overdue; each ordered by due date, then start (then seq, which
-//   every secondary index ends with).
+// - indexes for each filter the runs table itself answers: the assignee (and no assignee), the
+//   template, overdue (whose two halves, merged, are also the inbox without a filter); each
+//   ordered by due date, then start (then seq, which every secondary index ends with); and one
+//   by start alone. Every change of a run's current step moves its entry in each of them: they
+//   are the fewest that keep every filter one bounded range scan.
 // - run_task_terms: one row per term of an active run's task that a run's own columns cannot
 //   index (a candidate user or group of an unclaimed step, an approval, a label), ordered as the
 //   inbox. Only runs with such terms have rows: a plain run without labels writes none.
@@ -29,7 +31,6 @@ export async function up(knex: Knex): Promise<void> {
       "ADD COLUMN task_started DATETIME(3) AS (IF(status = 'active', current_step_started_at, NULL)) VIRTUAL",
   );
   await knex.schema.alterTable('workflow_runs', (t) => {
-    t.index(['organization_id', 'task_due', 'task_started'], 'workflow_runs_tasks_due');
     t.index(['organization_id', 'task_started'], 'workflow_runs_tasks_started');
     t.index(
       ['organization_id', 'current_step_assignee', 'task_due', 'task_started'],
@@ -64,7 +65,6 @@ export async function down(knex: Knex): Promise<void> {
     t.dropIndex([], 'workflow_runs_tasks_template');
     t.dropIndex([], 'workflow_runs_tasks_assignee');
     t.dropIndex([], 'workflow_runs_tasks_started');
-    t.dropIndex([], 'workflow_runs_tasks_due');
   });
   await knex.schema.alterTable('workflow_runs', (t) => {
     t.dropColumn('task_started');

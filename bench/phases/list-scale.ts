@@ -6,6 +6,7 @@ import type { Db } from '../../src/db.js';
 import type { Tenant } from '../fixtures.js';
 import type { ListProbeOptions, ListProbeResult } from '../list-probe.js';
 import { runChildScript } from '../processes.js';
+import { taskPageReads } from '../task-reads.js';
 import { SEEDED_FILTERS, SEEDED_TASK_FILTERS, seedRuns } from '../seed-runs.js';
 import type { BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
@@ -17,6 +18,8 @@ export interface ListPhaseResult {
   depth: { small: number; big: number };
   hops: { small: number; big: number };
   pages: ListProbeResult;
+  /** Rows and index entries MySQL read for each inbox filter's first page (task-reads.ts). */
+  taskReads: Record<string, { small: number; big: number }>;
 }
 
 const HOP_LIMIT = 1000; // the largest page the service allows: fewest hops to get deep
@@ -77,7 +80,11 @@ export async function measureListScale(deps: {
   const first = `${deps.apiUrl}/get-workflow-runs`;
   // Seeded due dates start at the prototype's and spread over 1,000 minutes: a tenth of them
   // fall before this (a range at the start of the order).
-  const dueBefore = new Date(Date.now() + 100 * 60_000).toISOString();
+  const [[earliest]] = (await deps.db.raw(
+    'SELECT MIN(current_step_due_date) AS due FROM workflow_runs WHERE organization_id = ?',
+    [deps.small.orgId],
+  )) as [[{ due: Date }]];
+  const dueBefore = new Date(earliest.due.getTime() + 100 * 60_000).toISOString();
   const tasksUrl = (query: string, rareTemplate: string) =>
     `${deps.apiUrl}/get-tasks?${query
       .replace('{dueBefore}', encodeURIComponent(dueBefore))
@@ -120,7 +127,18 @@ export async function measureListScale(deps: {
     } satisfies ListProbeOptions,
     120_000,
   );
+  // What MySQL reads for each inbox filter's first page, at each size.
+  const taskReads: ListPhaseResult['taskReads'] = {};
+  for (const [name, query] of Object.entries(SEEDED_TASK_FILTERS)) {
+    const fill = (rare: string) =>
+      query.replace('{dueBefore}', dueBefore).replace('{rareTemplate}', rare);
+    taskReads[name] = {
+      small: await taskPageReads(deps.db, deps.small.orgId, fill(smallSeed.rareTemplateId), 10),
+      big: await taskPageReads(deps.db, deps.big.orgId, fill(bigSeed.rareTemplateId), 10),
+    };
+  }
   return {
+    taskReads,
     small: settings.listSmall,
     big: settings.listBig,
     seedSeconds,

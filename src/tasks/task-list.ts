@@ -5,9 +5,10 @@
 //   - run_task_terms (claimable_by: one scan per candidate term, merged; kind=approval; a label),
 //     each in either order;
 //   - workflow_runs' task indexes (migrations/20261128010000_task_inbox.ts) by assignee (or
-//     none), template, overdue, or none, ordered by due date then start. Ordered by start alone,
-//     only the unfiltered inbox has its index; the others read the matching tasks (active runs
-//     only, never the finished ones) and sort them.
+//     none), template, or overdue, ordered by due date then start; the inbox without those
+//     filters reads the overdue index's two halves (overdue and not) and merges them. Ordered by
+//     start alone, only the unfiltered inbox has its index; the others read the matching tasks
+//     (active runs only, never the finished ones) and sort them.
 // The other filters are checked on each run the scan reads (a primary-key lookup from a term).
 import type { Db } from '../db.js';
 import type { LabelMatch } from '../runs/run-labels.js';
@@ -71,7 +72,11 @@ const TASK_COLUMNS = [
 /** The index (or terms) a page scans. */
 type Driver =
   | { table: 'terms'; terms: string[] }
-  | { table: 'runs'; index: string; column?: string; value?: string | number | null };
+  /**
+   * A scan of one of the runs' task indexes: for each of `values`, the range where `column`
+   * holds it (one scan each, merged); none: the whole index.
+   */
+  | { table: 'runs'; index: string; column?: string; values?: Array<string | number | null> };
 
 function driverOf(filter: TaskFilter, order: TaskOrder): Driver {
   if (filter.claimableBy) {
@@ -81,42 +86,38 @@ function driverOf(filter: TaskFilter, order: TaskOrder): Driver {
   if (filter.kind === 'approval') return { table: 'terms', terms: [APPROVAL_TERM] };
   const label = filter.labels?.[0];
   if (label) return { table: 'terms', terms: [labelTerm(label.key, label.value)] };
+  const assignee = 'workflow_runs_tasks_assignee';
   if (filter.assignee !== undefined) {
     return {
       table: 'runs',
-      index: 'workflow_runs_tasks_assignee',
+      index: assignee,
       column: 'current_step_assignee',
-      value: filter.assignee,
+      values: [filter.assignee],
     };
   }
   if (filter.unassigned === true) {
-    return {
-      table: 'runs',
-      index: 'workflow_runs_tasks_assignee',
-      column: 'current_step_assignee',
-      value: null,
-    };
+    return { table: 'runs', index: assignee, column: 'current_step_assignee', values: [null] };
   }
   if (filter.templateId !== undefined) {
     return {
       table: 'runs',
       index: 'workflow_runs_tasks_template',
       column: 'template_id',
-      value: filter.templateId,
+      values: [filter.templateId],
     };
   }
-  if (filter.overdue !== undefined) {
+  // By due date, every task is in the overdue index: its two halves (overdue or not), merged.
+  // One index fewer for every change of every run to keep (see the migration).
+  const overdue = filter.overdue === undefined ? [0, 1] : [filter.overdue ? 1 : 0];
+  if (filter.overdue !== undefined || order === 'due') {
     return {
       table: 'runs',
       index: 'workflow_runs_tasks_overdue',
       column: 'current_step_overdue',
-      value: filter.overdue ? 1 : 0,
+      values: overdue,
     };
   }
-  return {
-    table: 'runs',
-    index: order === 'due' ? 'workflow_runs_tasks_due' : 'workflow_runs_tasks_started',
-  };
+  return { table: 'runs', index: 'workflow_runs_tasks_started' };
 }
 
 type Value = string | number | Date;
@@ -247,25 +248,30 @@ export async function listTasks(
     return mergePages(pages, order, limit);
   }
 
-  const keyset = after('r', 'r.seq', order, at);
-  const where = ['r.organization_id = ?'];
-  const values: Value[] = [organizationId];
-  if (driver.column !== undefined) {
-    if (driver.value === null) where.push(`r.${driver.column} IS NULL`);
-    else {
-      where.push(`r.${driver.column} = ?`);
-      values.push(driver.value!);
+  const scan = async (value: string | number | null | undefined): Promise<TaskRow[]> => {
+    const keyset = after('r', 'r.seq', order, at);
+    const where = ['r.organization_id = ?'];
+    const values: Value[] = [organizationId];
+    if (driver.column !== undefined) {
+      if (value === null) where.push(`r.${driver.column} IS NULL`);
+      else {
+        where.push(`r.${driver.column} = ?`);
+        values.push(value!);
+      }
     }
-  }
-  where.push(keyset.sql);
-  values.push(...keyset.values);
-  const [rows] = (await db.raw(
-    `SELECT ${columns} FROM workflow_runs r FORCE INDEX (${driver.index}) ` +
-      `WHERE ${[...where, ...extra.sql].join(' AND ')} ` +
-      `ORDER BY ${orderBy('r', 'r.seq', order)} LIMIT ?`,
-    [...values, ...extra.values, limit],
-  )) as [TaskRow[]];
-  return rows;
+    where.push(keyset.sql);
+    values.push(...keyset.values);
+    const [rows] = (await db.raw(
+      `SELECT ${columns} FROM workflow_runs r FORCE INDEX (${driver.index}) ` +
+        `WHERE ${[...where, ...extra.sql].join(' AND ')} ` +
+        `ORDER BY ${orderBy('r', 'r.seq', order)} LIMIT ?`,
+      [...values, ...extra.values, limit],
+    )) as [TaskRow[]];
+    return rows;
+  };
+  const values = driver.values ?? [undefined];
+  if (values.length === 1) return scan(values[0]);
+  return mergePages(await Promise.all(values.map(scan)), order, limit);
 }
 
 /** Sorted pages of several scans as one: each run once, in order, at most `limit`. */
