@@ -548,14 +548,22 @@ describe('people: approvals, claims and escalation @cluster', function () {
         ],
       });
       const ids = await Promise.all([1, 2, 3].map(() => runAt(escalating, 'Review')));
+      const escalated = [];
       for (const id of ids) {
-        const d = await settled(
-          id,
-          (x) => x.history.some((e) => e.type === 'step.escalated'),
-          'escalated',
-          2 * SOON_MS + 8000,
+        escalated.push(
+          await settled(
+            id,
+            (x) => x.history.some((e) => e.type === 'step.escalated'),
+            'escalated',
+            2 * SOON_MS + 8000,
+          ),
         );
-        await sleep(1000); // a second escalation, were there one, would be written by now
+      }
+      // A second escalation, were one owed, would be written by now: by the timers, or by the
+      // reconciler (RECONCILE_AFTER_MS 4 s) from MySQL.
+      await sleep(5500);
+      for (const [i, id] of ids.entries()) {
+        const d = escalated[i]!;
         const after = await detail(id);
         expect(
           after.history.filter((e) => e.type === 'step.escalated'),
