@@ -4,19 +4,20 @@
 // scan at any organization size.
 import type { Db } from '../src/db.js';
 import { listTasks, type TaskOrder } from '../src/tasks/task-list.js';
-import type { TaskListQuery } from '../src/tasks/task-schemas.js';
+import { parseQuery } from '../src/http/contract.js';
+import { taskSchemas, type TaskListQuery } from '../src/tasks/task-schemas.js';
 import { toTaskFilter } from '../src/tasks/task-service.js';
+import { benchConfig } from './fixtures.js';
+import { PREFIXES } from './settings.js';
 
-/** The query string as the route's schema reads it (repeated group and label, booleans). */
+/** The query string as the route reads it: its own schema, coerced and checked as a request's. */
 function queryOf(query: string): TaskListQuery {
-  const input: Record<string, unknown> = {};
+  const raw: Record<string, string | string[]> = {};
   for (const [name, value] of new URLSearchParams(query)) {
-    if (name === 'group' || name === 'label') {
-      ((input[name] as string[] | undefined) ?? ((input[name] = []) as string[])).push(value);
-    } else if (value === 'true' || value === 'false') input[name] = value === 'true';
-    else input[name] = value;
+    const given = raw[name];
+    raw[name] = given === undefined ? value : [given, value].flat();
   }
-  return input as TaskListQuery;
+  return parseQuery(taskSchemas(benchConfig(PREFIXES.api)).listQuery, raw) as TaskListQuery;
 }
 
 /** Rows and index entries MySQL read for the first page (`limit` + 1 rows, as the API asks). */

@@ -85,10 +85,13 @@ export async function measureListScale(deps: {
     [deps.small.orgId],
   )) as [[{ due: Date }]];
   const dueBefore = new Date(earliest.due.getTime() + 100 * 60_000).toISOString();
-  const tasksUrl = (query: string, rareTemplate: string) =>
-    `${deps.apiUrl}/get-tasks?${query
+  // An inbox query as sent: its placeholders filled in (values URL-encoded).
+  const fill = (query: string, rareTemplate: string) =>
+    query
       .replace('{dueBefore}', encodeURIComponent(dueBefore))
-      .replace('{rareTemplate}', rareTemplate)}${query ? '&' : ''}limit=10`;
+      .replace('{rareTemplate}', encodeURIComponent(rareTemplate));
+  const tasksUrl = (query: string, rareTemplate: string) =>
+    `${deps.apiUrl}/get-tasks?${fill(query, rareTemplate)}${query ? '&' : ''}limit=10`;
   // Deep: the last page of the small organization; half way down the big one.
   const depth = { small: settings.listSmall - 100, big: Math.floor(settings.listBig / 2) };
   const smallDeep = await deepPageUrl(first, deps.small.key, depth.small);
@@ -130,11 +133,14 @@ export async function measureListScale(deps: {
   // What MySQL reads for each inbox filter's first page, at each size.
   const taskReads: ListPhaseResult['taskReads'] = {};
   for (const [name, query] of Object.entries(SEEDED_TASK_FILTERS)) {
-    const fill = (rare: string) =>
-      query.replace('{dueBefore}', dueBefore).replace('{rareTemplate}', rare);
     taskReads[name] = {
-      small: await taskPageReads(deps.db, deps.small.orgId, fill(smallSeed.rareTemplateId), 10),
-      big: await taskPageReads(deps.db, deps.big.orgId, fill(bigSeed.rareTemplateId), 10),
+      small: await taskPageReads(
+        deps.db,
+        deps.small.orgId,
+        fill(query, smallSeed.rareTemplateId),
+        10,
+      ),
+      big: await taskPageReads(deps.db, deps.big.orgId, fill(query, bigSeed.rareTemplateId), 10),
     };
   }
   return {

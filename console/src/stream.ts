@@ -13,6 +13,12 @@ export interface StreamCallbacks {
   onEnd?(error: unknown): void;
 }
 
+/** Where a screen's stream is: `ended` when the service refused it (a 4xx), not tried again. */
+export interface StreamStatusValue {
+  state: 'connecting' | 'live' | 'reconnecting' | 'ended';
+  error?: unknown;
+}
+
 /** Opens the stream; the function returned closes it, and nothing is told after. */
 export function openStream(
   api: WorkflowRunClient,

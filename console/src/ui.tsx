@@ -7,6 +7,7 @@ import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hoo
 import type { Page, WorkflowRunClient } from 'workflow-run-client';
 import { fieldOf, messageOf } from './api.js';
 import { holds, type Session } from './session.js';
+import type { StreamStatusValue } from './stream.js';
 import type { Scope } from './vocabulary.js';
 
 export interface ConsoleContext {
@@ -315,6 +316,22 @@ export function useNotice(): [ComponentChildren, (text: string) => void] {
 }
 
 /** A screen's title row, with its actions on the right. */
+/** Where a screen's live event stream is, for a screen's header. */
+export function StreamStatus({ stream }: { stream: StreamStatusValue }) {
+  return (
+    <p class="stream-state" role="status" aria-live="polite">
+      <span class={`dot ${stream.state}`} aria-hidden="true" />
+      {stream.state === 'live'
+        ? 'Live'
+        : stream.state === 'connecting'
+          ? 'Connecting to live updates…'
+          : stream.state === 'reconnecting'
+            ? 'Reconnecting to live updates…'
+            : `No live updates: ${messageOf(stream.error)}`}
+    </p>
+  );
+}
+
 export function ScreenHeader({ title, children }: { title: string; children?: ComponentChildren }) {
   useEffect(() => {
     document.title = `${title} · Workflow runs`;

@@ -7,22 +7,47 @@ import { pointer } from '../errors.js';
 import { HttpError } from './errors.js';
 import type { RouteReply } from './contract.js';
 
+/** A keyset position as a cursor: its JSON in base64url. */
+export function encodePosition(position: object): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+/**
+ * The position a cursor holds, as `read` takes it from the cursor's JSON (undefined: not one of
+ * its positions); anything else, a cursor this service did not make, is a 400 invalid_cursor.
+ */
+export function decodePosition<P>(cursor: string, read: (parsed: unknown) => P | undefined): P {
+  if (cursor.length > 0 && cursor.length <= 200 && /^[A-Za-z0-9_-]+$/.test(cursor)) {
+    try {
+      const position = read(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+      if (position !== undefined) return position;
+    } catch {
+      // fall through to the 400 below
+    }
+  }
+  throw new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
+}
+
 export function encodeCursor(seq: number): string {
-  return Buffer.from(JSON.stringify({ s: seq })).toString('base64url');
+  return encodePosition({ s: seq });
 }
 
 export function decodeCursor(cursor: string): number {
-  if (cursor.length === 0 || cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
-    throw new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
-  }
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+  return decodePosition(cursor, (parsed) => {
     const seq = (parsed as { s?: unknown } | null)?.s;
-    if (typeof seq === 'number' && Number.isSafeInteger(seq) && seq > 0) return seq;
-  } catch {
-    // fall through to the 400 below
-  }
-  throw new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
+    return typeof seq === 'number' && Number.isSafeInteger(seq) && seq > 0 ? seq : undefined;
+  });
+}
+
+/**
+ * The Link header of the next page: this page's URL with every parameter kept (filters too),
+ * its limit, and the cursor moved past the last row sent.
+ */
+export function nextPageLink(ctx: Context, limit: number, cursor: string): string {
+  const params = new URLSearchParams(ctx.querystring);
+  params.set('limit', String(limit));
+  params.set('cursor', cursor);
+  return `<${ctx.path}?${params.toString()}>; rel="next"`;
 }
 
 /**
@@ -55,11 +80,6 @@ function sendPage<Row extends { seq: number }, Out>(
   const visible = rows.slice(0, limit);
   const last = visible[visible.length - 1];
   const headers: Record<string, string> = {};
-  if (rows.length > limit && last) {
-    const params = new URLSearchParams(ctx.querystring);
-    params.set('limit', String(limit));
-    params.set('cursor', encodeCursor(last.seq));
-    headers.Link = `<${ctx.path}?${params.toString()}>; rel="next"`;
-  }
+  if (rows.length > limit && last) headers.Link = nextPageLink(ctx, limit, encodeCursor(last.seq));
   return { status: 200, body: visible.map(toBody), headers };
 }

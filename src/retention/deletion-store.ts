@@ -9,6 +9,7 @@
 // events, then its deliveries. A worker applying a change to the run waits for the row and then
 // finds nothing: its guarded UPDATE matches no row, and its events are inserted only where the
 // run's row holds the change (run-sql.ts), so nothing is made again.
+import { deleteTermsSql } from '../tasks/task-terms.js';
 import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import { actorJson, type Actor } from '../audit/actor.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
@@ -65,12 +66,7 @@ async function removeRuns(query: TxQuery, organizationId: string, ids: string[])
     [ids],
   );
   // The inbox's terms of a run deleted while active (a label is one).
-  await query(
-    `DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique)
-      STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq
-      WHERE r.id IN (?)`,
-    [ids],
-  );
+  await query(deleteTermsSql('r.id IN (?)'), [ids]);
   await query(
     'DELETE r FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) WHERE r.id IN (?)',
     [ids],

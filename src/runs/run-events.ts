@@ -73,21 +73,7 @@ export const RUN_EVENT_DATA = {
       step: text,
       inputFields: { type: 'object', additionalProperties: text },
       completedBy: { ...text, description: 'the user the client named as having done it' },
-      nextStep: text,
-      nextAssignee: text,
-      nextDueDate: time,
-      nextShownByRule: {
-        ...index,
-        description: 'the rule (its index) that showed the next step, when one did',
-      },
-      nextAssigneeByRule: {
-        ...index,
-        description: "the rule (its index) that chose the next step's assignee",
-      },
-      nextDueByRule: {
-        ...index,
-        description: "the rule (its index) that set the next step's due time",
-      },
+      ...NEXT_STEP,
     },
     ['step', 'inputFields'],
   ),

@@ -67,7 +67,11 @@ export interface FilterSource {
 export const QUERY_FILTER: FilterSource = { code: 'invalid_query', at: [] };
 
 /** A date-time the schema let through whose value is no date ("2026-02-30T00:00:00Z"): a 400. */
-function time(value: string | undefined, name: string, source: FilterSource): Date | undefined {
+export function parseTime(
+  value: string | undefined,
+  name: string,
+  source: FilterSource = QUERY_FILTER,
+): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) {
@@ -87,10 +91,10 @@ export function toRunFilter(input: RunFilterInput, source: FilterSource = QUERY_
     templateId: input.template_id,
     assignee: input.assignee,
     overdue: input.overdue,
-    updatedAfter: time(input.updated_after, 'updated_after', source),
-    updatedBefore: time(input.updated_before, 'updated_before', source),
-    createdAfter: time(input.created_after, 'created_after', source),
-    createdBefore: time(input.created_before, 'created_before', source),
+    updatedAfter: parseTime(input.updated_after, 'updated_after', source),
+    updatedBefore: parseTime(input.updated_before, 'updated_before', source),
+    createdAfter: parseTime(input.created_after, 'created_after', source),
+    createdBefore: parseTime(input.created_before, 'created_before', source),
     labels: parseLabelFilter(input.label),
   };
 }

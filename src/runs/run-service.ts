@@ -252,78 +252,72 @@ export class RunService {
    * Gives the current step to a user unless someone else holds it (allow_override takes it
    * anyway). Of two racing claims, the one stored first wins; the other, read again, meets it.
    */
-  async claim(
+  claim(
     principal: Principal,
     request: ClaimStepBody,
     gate: WriteGate,
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
-    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
-      this.storeAssignment(
+    return this.changeAssignee(principal, request.workflow_run_id, gate, claim, (run, now) =>
+      claimStep(
         run,
-        claimStep(
-          run,
-          request.step_name,
-          request.user_id,
-          request.allow_override === true,
-          new Date(),
-          principal.actor,
-        ),
-        claim,
+        request.step_name,
+        request.user_id,
+        request.allow_override === true,
+        now,
+        principal.actor,
       ),
     );
   }
 
   /** Leaves the current step to its candidates (with user_id: only if that user holds it). */
-  async unclaim(
+  unclaim(
     principal: Principal,
     request: UnclaimStepBody,
     gate: WriteGate,
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
-    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
-      this.storeAssignment(
-        run,
-        unclaimStep(run, request.step_name, request.user_id, new Date(), principal.actor),
-        claim,
-      ),
+    return this.changeAssignee(principal, request.workflow_run_id, gate, claim, (run, now) =>
+      unclaimStep(run, request.step_name, request.user_id, now, principal.actor),
     );
   }
 
   /** Gives the current step to a user, whoever holds it. */
-  async assign(
+  assign(
     principal: Principal,
     request: AssignStepBody,
     gate: WriteGate,
     claim?: IdempotencyClaim,
   ): Promise<RunRecord> {
-    return this.changeRun(principal, request.workflow_run_id, gate, (run) =>
-      this.storeAssignment(
-        run,
-        assignStep(run, request.step_name, request.user_id, new Date(), principal.actor),
-        claim,
-      ),
+    return this.changeAssignee(principal, request.workflow_run_id, gate, claim, (run, now) =>
+      assignStep(run, request.step_name, request.user_id, now, principal.actor),
     );
   }
 
   /**
-   * Stores an assignment made at once, guarded by the run as read (undefined: someone changed
-   * it first). One that changes nothing (the user holds the step already) stores only its key,
-   * so that the key's answer stays this one whatever happens to the step later.
+   * A change of the current step's assignee (step-people.ts: undefined when it changes
+   * nothing), made and stored at once on the run as read; read again when someone changed it
+   * first. One that changes nothing stores only its key, so that the key's answer stays this
+   * one whatever happens to the step later.
    */
-  private async storeAssignment(
-    run: RunRecord,
-    next: RunRecord | undefined,
+  private changeAssignee(
+    principal: Principal,
+    id: string,
+    gate: WriteGate,
     claim: IdempotencyClaim | undefined,
-  ): Promise<RunRecord | undefined> {
-    if (!next) {
-      const key = runAnswer(claim, 200, run);
-      if (key) await this.runs.storeAnswer(key);
-      return run;
-    }
-    if (!(await this.runs.storeChange(run, next, runAnswer(claim, 200, next)))) return undefined;
-    countChange('assign', next.events);
-    return next;
+    change: (run: RunRecord, now: Date) => RunRecord | undefined,
+  ): Promise<RunRecord> {
+    return this.changeRun(principal, id, gate, async (run) => {
+      const next = change(run, new Date());
+      if (!next) {
+        const key = runAnswer(claim, 200, run);
+        if (key) await this.runs.storeAnswer(key);
+        return run;
+      }
+      if (!(await this.runs.storeChange(run, next, runAnswer(claim, 200, next)))) return undefined;
+      countChange('assign', next.events);
+      return next;
+    });
   }
 
   /** One run in full, with its history; 404 for another organization's run or none. */

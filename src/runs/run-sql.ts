@@ -19,7 +19,7 @@ import {
 import { SYSTEM, actorJson } from '../audit/actor.js';
 import type { RunEventRow } from './run-events.js';
 import type { RunRecord } from './run-record.js';
-import { taskTermStatements } from '../tasks/task-terms.js';
+import { deleteTermsSql, taskTermStatements } from '../tasks/task-terms.js';
 
 /** Characters of SQL in one multi-row statement: with UTF-8 and escaping, well under 16 MiB. */
 export const STATEMENT_BYTES = 2 * 1024 * 1024;
@@ -200,10 +200,7 @@ export function unreadableFailedStatements(
       },
     ])[0]!,
     // A failed run is no task: its terms go (run_task_terms.ts keeps only active runs').
-    terms:
-      'DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) ' +
-      'STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq ' +
-      `WHERE r.id = ${sqlLiteral(row.id)} AND r.event_seq = ${eventSeq}`,
+    terms: deleteTermsSql(`r.id = ${sqlLiteral(row.id)} AND r.event_seq = ${eventSeq}`),
   };
 }
 

@@ -1,6 +1,7 @@
 // The task inbox's endpoint, stating its contract (http/contract.ts); the handler only
 // translates between HTTP and the task service.
 import { defineRoute, pageResponse, type Route } from '../http/contract.js';
+import { nextPageLink } from '../http/pagination.js';
 import { TaskSchema, type taskSchemas } from './task-schemas.js';
 import type { TaskService } from './task-service.js';
 
@@ -21,14 +22,10 @@ export function taskRoutes(deps: {
       query: deps.schemas.listQuery,
       responses: { 200: pageResponse('tasks', TaskSchema) },
       async handle({ principal, query }, ctx) {
-        const page = await deps.service.list(principal, query, deps.defaultLimit);
+        const limit = query.limit ?? deps.defaultLimit;
+        const page = await deps.service.list(principal, query, limit);
         const headers: Record<string, string> = {};
-        if (page.next) {
-          const params = new URLSearchParams(ctx.querystring);
-          params.set('limit', String(query.limit ?? deps.defaultLimit));
-          params.set('cursor', page.next);
-          headers.Link = `<${ctx.path}?${params.toString()}>; rel="next"`;
-        }
+        if (page.next) headers.Link = nextPageLink(ctx, limit, page.next);
         return { status: 200, body: page.tasks, headers };
       },
     }),

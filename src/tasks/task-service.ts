@@ -1,8 +1,9 @@
 // The task inbox: the query's filters as a TaskFilter, its cursor as a keyset position, and each
 // row as a Task. Reads go where the runs list's go (the reader: a replica when configured).
 import { DomainError, pointer } from '../errors.js';
-import { HttpError } from '../http/errors.js';
+import { decodePosition, encodePosition } from '../http/pagination.js';
 import type { Principal } from '../auth/principal.js';
+import { parseTime } from '../runs/run-filter.js';
 import { parseLabelFilter } from '../runs/run-labels.js';
 import type { RunDocument } from '../runs/run-record.js';
 import type { RunStore } from '../runs/run-store.js';
@@ -18,9 +19,9 @@ export interface TaskPage {
 export class TaskService {
   constructor(private readonly runs: RunStore) {}
 
-  async list(principal: Principal, query: TaskListQuery, defaultLimit: number): Promise<TaskPage> {
+  /** A page of at most `limit` tasks. */
+  async list(principal: Principal, query: TaskListQuery, limit: number): Promise<TaskPage> {
     const order: TaskOrder = query.order ?? 'due';
-    const limit = query.limit ?? defaultLimit;
     const at = query.cursor === undefined ? null : decodeTaskCursor(query.cursor, order);
     const rows = await this.runs.listTasks(
       principal.organizationId,
@@ -37,15 +38,6 @@ export class TaskService {
       next: rows.length > limit && last ? encodeTaskCursor(last, order) : undefined,
     };
   }
-}
-
-function time(value: string | undefined, name: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
-    throw new DomainError('invalid_query', `${name} is not a valid date-time`, pointer(name));
-  }
-  return date;
 }
 
 /** The filter of a query already checked against its schema. */
@@ -65,8 +57,8 @@ export function toTaskFilter(query: TaskListQuery): TaskFilter {
         : { user: query.claimable_by, groups: [...new Set(query.group ?? [])] },
     unassigned: query.unassigned,
     overdue: query.overdue,
-    dueBefore: time(query.due_before, 'due_before'),
-    dueAfter: time(query.due_after, 'due_after'),
+    dueBefore: parseTime(query.due_before, 'due_before'),
+    dueAfter: parseTime(query.due_after, 'due_after'),
     templateId: query.template_id,
     kind: query.kind,
     labels: parseLabelFilter(query.label),
@@ -75,37 +67,22 @@ export function toTaskFilter(query: TaskListQuery): TaskFilter {
 
 /** A cursor: the last task sent, in the page's order (a page of another order refuses it). */
 function encodeTaskCursor(row: TaskRow, order: TaskOrder): string {
-  const position = {
+  return encodePosition({
     o: order,
     d: row.task_due.getTime(),
     t: row.task_started.getTime(),
     s: Number(row.seq),
-  };
-  return Buffer.from(JSON.stringify(position)).toString('base64url');
+  });
 }
 
 function decodeTaskCursor(cursor: string, order: TaskOrder): TaskPosition {
-  const refuse = () =>
-    new HttpError('invalid_cursor', 'cursor is not valid', {}, pointer('cursor'));
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw refuse();
-  }
-  const p = parsed as { o?: unknown; d?: unknown; t?: unknown; s?: unknown } | null;
-  const ms = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-  if (
-    p?.o !== order ||
-    !ms(p.d) ||
-    !ms(p.t) ||
-    typeof p.s !== 'number' ||
-    !Number.isSafeInteger(p.s) ||
-    p.s <= 0
-  ) {
-    throw refuse();
-  }
-  return { due: new Date(p.d as number), started: new Date(p.t as number), seq: p.s };
+  return decodePosition(cursor, (parsed) => {
+    const p = parsed as { o?: unknown; d?: unknown; t?: unknown; s?: unknown } | null;
+    const ms = (v: unknown): v is number =>
+      typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+    if (p?.o !== order || !ms(p.d) || !ms(p.t) || !ms(p.s) || p.s === 0) return undefined;
+    return { due: new Date(p.d), started: new Date(p.t), seq: p.s };
+  });
 }
 
 /** A row as a Task: its candidates and labels from its document, its kind from its page. */

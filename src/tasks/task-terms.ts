@@ -34,6 +34,17 @@ export function termsOf(run: RunRecord): string[] {
   return [...new Set(terms)];
 }
 
+/**
+ * The DELETE of the term rows of the runs `where` selects from workflow_runs `r` (each run's
+ * rows found by its seq): for every writer that ends or changes a run's task.
+ */
+export function deleteTermsSql(where: string): string {
+  return (
+    'DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) ' +
+    `STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq WHERE ${where}`
+  );
+}
+
 /** What the rows of a run's terms hold: the terms and the task's place in the inbox's order. */
 function rowsKey(run: RunRecord): string {
   const terms = termsOf(run);
@@ -62,10 +73,7 @@ export function taskTermStatements(
     const held =
       `r.id = ${sqlLiteral(after.id)} AND r.applied_seq = ${after.appliedSeq} ` +
       `AND r.event_seq = ${after.eventSeq}`;
-    statements.push(
-      'DELETE t FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) ' +
-        `STRAIGHT_JOIN run_task_terms t FORCE INDEX (run_task_terms_run) ON t.run_seq = r.seq WHERE ${held}`,
-    );
+    statements.push(deleteTermsSql(held));
     const terms = termsOf(after);
     if (terms.length === 0) continue;
     statements.push(

@@ -9,7 +9,6 @@ import type {
   WorkflowRunCounts,
   WorkflowRunSummary,
 } from 'workflow-run-client';
-import { messageOf } from '../api.js';
 import { href, navigate, type Location } from '../router.js';
 import {
   filterFromQuery,
@@ -19,12 +18,13 @@ import {
   RunFilterForm,
   type RunFilterValues,
 } from '../run-filters.js';
-import { openStream } from '../stream.js';
+import { openStream, type StreamStatusValue } from '../stream.js';
 import {
   Empty,
   ErrorBanner,
   Loading,
   ScreenHeader,
+  StreamStatus,
   StatusBadge,
   Time,
   useCan,
@@ -91,16 +91,7 @@ function RunsView({ location }: { location: Location }) {
   return (
     <section class="runs-screen">
       <ScreenHeader title="Runs">
-        <p class="stream-state" role="status" aria-live="polite">
-          <span class={`dot ${stream.state}`} aria-hidden="true" />
-          {stream.state === 'live'
-            ? 'Live'
-            : stream.state === 'connecting'
-              ? 'Connecting to live updates…'
-              : stream.state === 'reconnecting'
-                ? 'Reconnecting to live updates…'
-                : `No live updates: ${messageOf(stream.error)}`}
-        </p>
+        <StreamStatus stream={stream} />
       </ScreenHeader>
       <Counts counts={counts} filter={filter} keep={keep} />
       <details class="runs-filter" open={filterOpen}>
@@ -139,9 +130,6 @@ function useChanged() {
   return { ids, mark };
 }
 
-/** `ended`: the service refused the stream (a 4xx), and it is not tried again. */
-type StreamState = 'connecting' | 'live' | 'reconnecting' | 'ended';
-
 /**
  * Follows the organization's run events: a new run that passes the filter joins the top of the
  * first page, a changed run is updated where it is shown, and the counts are read again (at
@@ -154,8 +142,8 @@ function useRunsStream(
   list: Loaded<Page<WorkflowRunSummary>>,
   counts: Loaded<WorkflowRunCounts>,
   mark: (id: string) => void,
-): { state: StreamState; error?: unknown } {
-  const [state, setState] = useState<{ state: StreamState; error?: unknown }>({
+): StreamStatusValue {
+  const [state, setState] = useState<StreamStatusValue>({
     state: 'connecting',
   });
   // The stream stays open across filter changes; its handlers read the view as it is now.

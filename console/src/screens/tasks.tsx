@@ -9,7 +9,7 @@ import type { GetTasksQuery, Page, Task } from 'workflow-run-client';
 import { WorkflowRunError } from 'workflow-run-client';
 import { messageOf } from '../api.js';
 import { href, navigate, type Location } from '../router.js';
-import { openStream } from '../stream.js';
+import { openStream, type StreamStatusValue } from '../stream.js';
 import {
   ActionButton,
   confirmAction,
@@ -18,6 +18,7 @@ import {
   Loading,
   LoadMore,
   ScreenHeader,
+  StreamStatus,
   Time,
   useCan,
   useConsole,
@@ -203,16 +204,7 @@ function TasksView({ location }: { location: Location }) {
   return (
     <section class="tasks-screen">
       <ScreenHeader title="Tasks">
-        <p class="stream-state" role="status" aria-live="polite">
-          <span class={`dot ${stream.state}`} aria-hidden="true" />
-          {stream.state === 'live'
-            ? 'Live'
-            : stream.state === 'connecting'
-              ? 'Connecting to live updates…'
-              : stream.state === 'reconnecting'
-                ? 'Reconnecting to live updates…'
-                : `No live updates: ${messageOf(stream.error)}`}
-        </p>
+        <StreamStatus stream={stream} />
       </ScreenHeader>
       <WhoForm
         key={key}
@@ -463,16 +455,13 @@ function TaskActions({ task, mine, actions }: { task: Task; mine: boolean; actio
   );
 }
 
-/** `ended`: the service refused the stream (a 4xx), and it is not tried again. */
-type StreamState = 'connecting' | 'live' | 'reconnecting' | 'ended';
-
 /**
  * Follows the organization's run events: each run.* or step.* event reads the lists again, at
  * most once a second however many come; so does a reconnection (what passed meanwhile).
  */
-function useTasksStream(refresh: () => void): { state: StreamState; error?: unknown } {
+function useTasksStream(refresh: () => void): StreamStatusValue {
   const { api } = useConsole();
-  const [state, setState] = useState<{ state: StreamState; error?: unknown }>({
+  const [state, setState] = useState<StreamStatusValue>({
     state: 'connecting',
   });
   const now = useRef(refresh);

@@ -12,7 +12,7 @@ import type { NewRunEvent } from '../run-events.js';
 import type { RunCommand, RunDocument, RunRecord, StepState } from '../run-record.js';
 import type { RunStatus } from '../run-status.js';
 import { present, stepAt } from './run-change.js';
-import { enterFrom, reopenFrom, type StartedStep } from './step-flow.js';
+import { enterFrom, reopenFrom, type Entered, type StartedStep } from './step-flow.js';
 
 type Completion = Extract<RunCommand, { type: 'complete_step' }>;
 
@@ -63,31 +63,20 @@ export function completeStep(run: RunRecord, command: Completion, at: Date): Com
   if (page && decision === 'rejected' && !goesOn) return reject(run, merged, page, command, at);
 
   // A rejection that goes on is counted, as every rejection is.
-  const counted: RunDocument =
-    decision === 'rejected'
-      ? {
-          ...merged,
-          steps: merged.steps.map((s, i) =>
-            i === index ? { ...s, rejections: (s.rejections ?? 0) + 1 } : s,
-          ),
-        }
-      : merged;
+  const counted = decision === 'rejected' ? countRejection(merged, index) : merged;
   const entered = enterFrom(counted, index + 1, at, run.createdAt);
-  const decided = {
-    step: before.name,
-    inputFields: command.input_fields,
-    ...present({ comment: done.comment, decidedBy: done.decided_by }),
-    ...(command.timed_out ? { timedOut: true as const } : {}),
-    ...nextData(entered.started),
-  };
   const completed: NewRunEvent =
     decision === 'approved'
-      ? { type: 'step.approved', data: decided }
+      ? {
+          type: 'step.approved',
+          data: { ...decisionData(done, command), ...nextData(entered.started) },
+        }
       : decision === 'rejected'
         ? {
             type: 'step.rejected',
             data: {
-              ...decided,
+              ...decisionData(done, command),
+              ...nextData(entered.started),
               rejections: stepAt(counted, index).rejections ?? 1,
               outcome: 'continued',
             },
@@ -101,19 +90,44 @@ export function completeStep(run: RunRecord, command: Completion, at: Date): Com
               ...nextData(entered.started),
             },
           };
+  return goOn(counted, entered, [completed]);
+}
+
+/** The run gone on into the step `entered` started (none: completed), its events after `first`. */
+function goOn(doc: RunDocument, entered: Entered, first: NewRunEvent[]): Completed {
   return {
     next: {
-      ...counted,
+      ...doc,
       steps: entered.steps,
       current_step: entered.started ? entered.started.index : null,
       pending: null,
     },
     status: entered.started ? 'active' : 'completed',
     events: [
-      completed,
+      ...first,
       ...entered.skipped,
       ...(entered.started ? [] : [{ type: 'run.completed' as const, data: {} }]),
     ],
+  };
+}
+
+/** The document with one more rejection of the step at `index`. */
+function countRejection(doc: RunDocument, index: number): RunDocument {
+  return {
+    ...doc,
+    steps: doc.steps.map((s, i) =>
+      i === index ? { ...s, rejections: (s.rejections ?? 0) + 1 } : s,
+    ),
+  };
+}
+
+/** What a decision's event says of it: the step, its inputs, comment, decider, a timeout. */
+function decisionData(step: StepState, command: Completion) {
+  return {
+    step: step.name,
+    inputFields: command.input_fields,
+    ...present({ comment: step.comment, decidedBy: step.decided_by }),
+    ...(command.timed_out ? { timedOut: true as const } : {}),
   };
 }
 
@@ -127,27 +141,18 @@ function reject(
 ): Completed {
   const index = command.step;
   const step = stepAt(merged, index);
-  const rejections = (step.rejections ?? 0) + 1;
+  const counted = countRejection(merged, index);
+  const rejections = stepAt(counted, index).rejections!;
   const max = page.maxRejections ?? DEFAULT_MAX_REJECTIONS;
-  const counted: RunDocument = {
-    ...merged,
-    steps: merged.steps.map((s, i) => (i === index ? { ...s, rejections } : s)),
-  };
   const target =
     page.onReject?.action === 'reopen'
       ? merged.template.pages.findIndex((p) => p.name === (page.onReject as { page: string }).page)
       : -1;
-  const base = {
-    step: step.name,
-    inputFields: command.input_fields,
-    rejections,
-    ...present({ comment: step.comment, decidedBy: step.decided_by }),
-    ...(command.timed_out ? { timedOut: true as const } : {}),
-  };
+  const base = { ...decisionData(step, command), rejections };
 
   if (target >= 0 && target < index && rejections < max) {
     const entered = reopenFrom(counted, target, index, at, run.createdAt);
-    const events: NewRunEvent[] = [
+    return goOn(counted, entered, [
       {
         type: 'step.rejected',
         data: { ...base, outcome: 'reopened', ...nextData(entered.started) },
@@ -160,19 +165,7 @@ function reject(
           steps: entered.reopened,
         },
       },
-      ...entered.skipped,
-      ...(entered.started ? [] : [{ type: 'run.completed' as const, data: {} }]),
-    ];
-    return {
-      next: {
-        ...counted,
-        steps: entered.steps,
-        current_step: entered.started ? entered.started.index : null,
-        pending: null,
-      },
-      status: entered.started ? 'active' : 'completed',
-      events,
-    };
+    ]);
   }
 
   const limited = target >= 0 && rejections >= max;

@@ -36,7 +36,7 @@ export interface StartedStep {
 }
 
 /** Where entering left the run: its steps, the step now current (none: no page is left). */
-interface Entered {
+export interface Entered {
   steps: StepState[];
   started: StartedStep | undefined;
   /** The step.skipped events of the pages passed over, in order. */
