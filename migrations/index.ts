@@ -15,6 +15,7 @@ import * as organizationTimeZone from './20261127100000_organization_time_zone.j
 import * as templateRules from './20261127110000_template_rules.js';
 import * as stepWake from './20261128000000_step_wake.js';
 import * as taskInbox from './20261128010000_task_inbox.js';
+import * as bulkMigration from './20261129000000_bulk_migration.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '20261127110000_template_rules': templateRules,
   '20261128000000_step_wake': stepWake,
   '20261128010000_task_inbox': taskInbox,
+  '20261129000000_bulk_migration': bulkMigration,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

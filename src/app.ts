@@ -10,6 +10,8 @@ import { requireApiKey } from './auth/require-api-key.js';
 import { bulkRoutes } from './bulk/bulk-routes.js';
 import { bulkSchemas } from './bulk/bulk-schemas.js';
 import type { BulkService } from './bulk/bulk-service.js';
+import type { MigrationService } from './run-migration/migration-service.js';
+import { migrationRoutes } from './run-migration/migration-routes.js';
 import type { KeyStore } from './auth/key-store.js';
 import { keyRoutes } from './auth/key-routes.js';
 import { keySchemas } from './auth/key-schemas.js';
@@ -65,6 +67,7 @@ export interface AppDeps {
   runs: RunStore;
   runService: RunService;
   bulkService: BulkService;
+  migrationService: MigrationService;
   webhookService: WebhookService;
   keyService: KeyService;
   retentionService: RetentionService;
@@ -98,6 +101,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       schemas: taskSchemas(config),
       defaultLimit: config.listDefaultLimit,
     }),
+    ...migrationRoutes({ service: deps.migrationService }),
     ...bulkRoutes({ service: deps.bulkService, schemas: bulkSchemas(config) }),
     ...templateRoutes({
       service: deps.templateService,

@@ -27,6 +27,8 @@ import { ProcessQueues } from './jobs/process-queues.js';
 import { RedisConnections } from './queue.js';
 import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
+import { DueTimers } from './runs/due-timers.js';
+import { MigrationService } from './run-migration/migration-service.js';
 import { RunStore } from './runs/run-store.js';
 import { rehearsalBody, rehearseCreates } from './runs/create-rehearsal.js';
 import { Readiness, rehearseRequests } from './warm-up.js';
@@ -56,7 +58,8 @@ const reader = replicas?.read;
 const connections = new RedisConnections(config);
 const redis = connections.request('wrs-api');
 redis.on('error', throttledWarn(log, 'redis connection error'));
-// Opened as used: the API adds runs and redeliveries; the other kinds are its only for the board.
+// Opened as used: the API adds runs, redeliveries, bulk actions and the timers of moved runs;
+// the other kinds are its only for the board.
 const queues = new ProcessQueues(connections, config, log, 'wrs-api');
 
 // The live event streams: woken through Redis by whichever process commits events, reading
@@ -124,7 +127,17 @@ const app = createApp({
   templateService: new TemplateService(templates),
   runs,
   runService,
-  bulkService: new BulkService(new BulkStore(db, config.writeTimeoutMs), queues.get('bulkAction')),
+  bulkService: new BulkService(
+    new BulkStore(db, config.writeTimeoutMs),
+    queues.get('bulkAction'),
+    templates,
+  ),
+  migrationService: new MigrationService(
+    templates,
+    runs,
+    (organizationId) => settings.cachedTimeZone(organizationId),
+    new DueTimers(queues.get('stepDue')),
+  ),
   webhookService,
   keyService: new KeyService(keys),
   retentionService: new RetentionService(

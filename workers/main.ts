@@ -20,6 +20,7 @@ import { TurnPacer } from './turn-pacer.js';
 import { bulkActionProcessor } from './processors/bulk-action.js';
 import { BulkRunner } from '../src/bulk/bulk-runner.js';
 import { BulkStore } from '../src/bulk/bulk-store.js';
+import { TemplateStore } from '../src/templates/template-store.js';
 import { stepDueProcessor } from './processors/step-due.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
 import { runRetentionProcessor } from './processors/run-retention.js';
@@ -47,10 +48,12 @@ const connections = new RedisConnections(config);
 const eventsRedis = connections.request('wrs-worker-events');
 eventsRedis.on('error', throttledWarn(log, 'redis connection error (event signal)'));
 const eventSignal = new EventSignal(eventsRedis, eventsChannel(config.queuePrefix), log);
+const templates = new TemplateStore(db, config.writeTimeoutMs);
 const store = new RunStore(db, {
   writeTimeoutMs: config.writeTimeoutMs,
   oneTrip: true,
   onEventsCommitted: eventSignal.committed,
+  templates,
 });
 
 // A worker adds jobs of every kind: each kind's queue is opened here (and counted by wrs_jobs).
@@ -92,27 +95,31 @@ const applier = new RunApplier(store, async (runs) => {
 
 // Set at shutdown: bulk actions and retention passes stop between batches.
 let stopping = false;
-// Bulk actions: after each committed batch, retried runs are owed to the appliers, and every
-// changed run's events go out at once.
+// Bulk actions: after each committed batch, retried runs are owed to the appliers, moved runs'
+// steps get their timers, and every changed run's events go out at once.
 const bulkActions = new BulkStore(db, config.writeTimeoutMs, {
   oneTrip: true,
   onEventsCommitted: eventSignal.committed,
 });
-const bulkRunner = new BulkRunner(
-  bulkActions,
-  store,
-  async (action, changed) => {
+const settings = new SettingsStore(db, config.writeTimeoutMs);
+const bulkRunner = new BulkRunner({
+  actions: bulkActions,
+  runs: store,
+  templates,
+  timeZoneOf: (organizationId) => settings.cachedTimeZone(organizationId),
+  afterBatch: async (action, changed) => {
     dispatcher.wake();
     if (action === 'retry' && changed.length > 0) {
       await queues.get('applyRuns').enqueue(changed.map((run) => run.organizationId));
     }
+    if (action === 'migrate') await dueTimers.schedule(changed);
   },
   log,
-  config.bulkBatchSize,
-);
+  batchSize: config.bulkBatchSize,
+});
 const retentionPass = new RetentionPass(
   new RunDeletionStore(db, config.writeTimeoutMs),
-  new SettingsStore(db, config.writeTimeoutMs),
+  settings,
   config.retention,
   log,
   () => stopping,

@@ -75,11 +75,16 @@ export const AUDIT_EVENT_DATA = {
     ['previousSecretExpiresAt'],
   ),
   'bulk_action.created': data(
-    'a bulk cancel or retry of the runs matching a filter was started (each run changed is in its history)',
+    'a bulk cancel, retry or migration of the runs matching a filter was started (each run changed is in its history)',
     {
-      action: { type: 'string', enum: ['cancel', 'retry'] },
+      action: { type: 'string', enum: ['cancel', 'retry', 'migrate'] },
       filter: { type: 'object', description: 'the filter as given' },
       reason: text,
+      migration: {
+        type: 'object',
+        description:
+          "a migration's plan: fromVersion, toVersion, pageMap, dropIncompatible, dryRun",
+      },
     },
     ['action', 'filter'],
   ),

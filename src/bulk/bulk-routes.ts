@@ -53,6 +53,30 @@ export function bulkRoutes(deps: {
       },
     }),
     defineRoute({
+      operationId: 'bulkMigrateWorkflowRuns',
+      method: 'POST',
+      path: '/bulk-migrate-workflow-runs',
+      summary: 'Move every pending or active run matching a filter onto another template version',
+      description:
+        'The runs of filter.template_id at from_version are each moved as migrate-workflow-run ' +
+        'would move them, by one plan checked now; a run that cannot move is counted in skipped ' +
+        'by its refusal code. With dry_run: the counts, and nothing changed. Runs created after ' +
+        'the request are not matched.',
+      scope: 'runs:write',
+      body: schemas.migrateBody,
+      responses: accepted,
+      refusals: [
+        'filter_required',
+        'unknown_template',
+        'unknown_template_version',
+        'invalid_page_map',
+      ],
+      async handle({ principal, body, deadline, idempotency }) {
+        const view = await service.startMigration(principal, body, deadline, idempotency);
+        return { status: 202, body: view };
+      },
+    }),
+    defineRoute({
       operationId: 'getBulkAction',
       method: 'GET',
       path: '/get-bulk-action',

@@ -1,8 +1,9 @@
 // The work of a bulk action, batch after batch (the job kind src/jobs/bulk-action.ts; its
 // processor is workers/processors/bulk-action.ts). A batch is the next runs the action's filter
 // matches below its cursor, newest first, read with the list's own query (run-list.ts), then
-// changed as a single cancel or retry changes a run (run-state.ts: the same transition, event
-// and actor) in one transaction with the action's cursor and counts (bulk-store.ts).
+// changed as a single cancel, retry or migration changes a run (run-state.ts: the same
+// transition, event and actor) in one transaction with the action's cursor and counts
+// (bulk-store.ts). A dry run decides the same, and writes only its cursor and counts.
 import { parseActor, SYSTEM } from '../audit/actor.js';
 import { DomainError, isTransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -10,7 +11,10 @@ import { countChange } from '../metrics/metrics.js';
 import { fromRow, type RunRow } from '../runs/run-columns.js';
 import { toRunFilter, type RunFilterInput } from '../runs/run-filter.js';
 import { RunStateError, type RunRecord } from '../runs/run-record.js';
-import { cancelRun, retryRun } from '../runs/run-state.js';
+import { cancelRun, migrateRun, retryRun, type MigrationPlan } from '../runs/run-state.js';
+import { loadPlan } from '../run-migration/migration-plans.js';
+import { needsTimeZone } from '../templates/definition/template-definition.js';
+import type { TemplateStore } from '../templates/template-store.js';
 import type { RunStore } from '../runs/run-store.js';
 import type { BulkActionKind } from './bulk-schemas.js';
 import {
@@ -18,6 +22,7 @@ import {
   type BatchDecision,
   type BulkActionRow,
   type BulkStore,
+  type StoredPlan,
 } from './bulk-store.js';
 
 /** Runs changed per transaction. */
@@ -38,14 +43,32 @@ export type AfterBatch = (action: BulkActionKind, changed: readonly RunRecord[])
 const TRANSIENT_PAUSE_MS = 200;
 const TRANSIENT_ATTEMPTS = 20;
 
+export interface BulkRunnerDeps {
+  actions: BulkStore;
+  runs: RunStore;
+  /** A migration's template versions. */
+  templates: TemplateStore;
+  /** The organization's time zone, for a migration onto a version that counts days. */
+  timeZoneOf: (organizationId: string) => Promise<string>;
+  afterBatch: AfterBatch;
+  log: Logger;
+  batchSize?: number;
+}
+
 export class BulkRunner {
-  constructor(
-    private readonly actions: BulkStore,
-    private readonly runs: RunStore,
-    private readonly afterBatch: AfterBatch,
-    private readonly log: Logger,
-    private readonly batchSize = BULK_BATCH,
-  ) {}
+  private readonly actions: BulkStore;
+  private readonly runs: RunStore;
+  private readonly afterBatch: AfterBatch;
+  private readonly log: Logger;
+  private readonly batchSize: number;
+
+  constructor(private readonly deps: BulkRunnerDeps) {
+    this.actions = deps.actions;
+    this.runs = deps.runs;
+    this.afterBatch = deps.afterBatch;
+    this.log = deps.log;
+    this.batchSize = deps.batchSize ?? BULK_BATCH;
+  }
 
   /** Works the action until it is completed, or until `stopping` says to stop (between batches). */
   async run(id: string, stopping: () => boolean = () => false): Promise<BulkRunResult> {
@@ -71,7 +94,12 @@ export class BulkRunner {
 
   /** One batch; undefined once nothing is left to match (the action is then completed). */
   private async batch(read: BulkActionRow): Promise<number | undefined> {
-    const filter = toRunFilter(JSON.parse(read.filter) as RunFilterInput);
+    const plan = read.plan === null ? undefined : (JSON.parse(read.plan) as StoredPlan);
+    const filter = {
+      ...toRunFilter(JSON.parse(read.filter) as RunFilterInput),
+      // A migration moves the runs at its source version only.
+      ...(plan ? { templateVersion: plan.fromVersion } : {}),
+    };
     const candidates = await this.runs.listSummaries(
       read.organization_id,
       this.batchSize,
@@ -87,7 +115,7 @@ export class BulkRunner {
       read,
       candidates.map((c) => c.id),
       lowest,
-      (rows) => this.decide(read, rows),
+      (rows) => this.decide(read, rows, plan),
     );
     if (!outcome.written) return 0; // another worker moved it on: read it again
     const changed = outcome.decision.changes.map((c) => c.after);
@@ -96,13 +124,23 @@ export class BulkRunner {
     return changed.length;
   }
 
-  /** Each locked run's change, as a single cancel or retry would make it, or why it is left. */
-  private async decide(read: BulkActionRow, rows: RunRow[]): Promise<BatchDecision> {
+  /**
+   * Each locked run's change, as a single cancel, retry or migration would make it, or why it
+   * is left; a dry run's changes are counted, not written.
+   */
+  private async decide(
+    read: BulkActionRow,
+    rows: RunRow[],
+    stored: StoredPlan | undefined,
+  ): Promise<BatchDecision> {
     const decision: BatchDecision = { changes: [], skipped: {} };
     const skip = (code: string) => (decision.skipped[code] = (decision.skipped[code] ?? 0) + 1);
     const pages = await this.runs.templatesFor(rows);
     const actor = parseActor(read.actor) ?? SYSTEM;
     const now = new Date();
+    const plan = stored && (await this.plan(read, stored));
+    const timeZone =
+      plan && needsTimeZone(plan.to) ? await this.deps.timeZoneOf(read.organization_id) : undefined;
     for (const row of rows) {
       let before: RunRecord;
       try {
@@ -116,13 +154,31 @@ export class BulkRunner {
         const after =
           read.action === 'cancel'
             ? cancelRun(before, read.reason ?? undefined, now, actor)
-            : retryRun(before, now, actor);
+            : read.action === 'retry'
+              ? retryRun(before, now, actor)
+              : migrateRun(before, plan!, now, actor, timeZone).after;
         decision.changes.push({ before, after });
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         skip(err.code);
       }
     }
+    if (stored?.dryRun) {
+      decision.wouldChange = decision.changes.length;
+      decision.changes = [];
+    }
     return decision;
+  }
+
+  /** The action's plan, checked when it was asked for: its versions never change. */
+  private plan(read: BulkActionRow, stored: StoredPlan): Promise<MigrationPlan> {
+    const filter = JSON.parse(read.filter) as RunFilterInput;
+    return loadPlan(this.deps.templates, {
+      templateId: filter.template_id!,
+      fromVersion: stored.fromVersion,
+      toVersion: stored.toVersion,
+      pageMap: stored.pageMap,
+      dropIncompatible: stored.dropIncompatible,
+    });
   }
 }

@@ -4,10 +4,11 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.js';
 import { runFilterProperties } from '../runs/run-filter.js';
+import { PLAN_PROPERTIES } from '../run-migration/migration-schemas.js';
 
 const dateTime = { type: 'string', format: 'date-time' } as const;
 
-export const BULK_ACTIONS = ['cancel', 'retry'] as const;
+export const BULK_ACTIONS = ['cancel', 'retry', 'migrate'] as const;
 export type BulkActionKind = (typeof BULK_ACTIONS)[number];
 export const BULK_STATUSES = ['running', 'completed'] as const;
 export type BulkStatus = (typeof BULK_STATUSES)[number];
@@ -40,6 +41,31 @@ export function bulkSchemas(limits: Pick<Config, 'maxAssigneeLength'>) {
       additionalProperties: false,
       properties: { filter, reason },
     },
+    migrateBody: {
+      $id: 'BulkMigrateWorkflowRunsRequest',
+      type: 'object',
+      additionalProperties: false,
+      required: ['filter', 'from_version', 'to_version'],
+      properties: {
+        filter: {
+          ...filter,
+          description:
+            "the runs to move: the list's filter parameters (GET /get-workflow-runs), with " +
+            'template_id required; only those using from_version are moved',
+        },
+        from_version: {
+          type: 'integer',
+          minimum: 1,
+          description: 'the version the runs use now (the plan maps its pages)',
+        },
+        ...PLAN_PROPERTIES,
+        dry_run: {
+          type: 'boolean',
+          description:
+            'count the runs that would move and those that would not, by refusal code, and change nothing',
+        },
+      },
+    },
     getQuery: {
       $id: 'GetBulkActionQuery',
       type: 'object',
@@ -53,6 +79,25 @@ export function bulkSchemas(limits: Pick<Config, 'maxAssigneeLength'>) {
 
 type Schemas = ReturnType<typeof bulkSchemas>;
 export type BulkActionBody = FromSchema<Schemas['cancelBody']>;
+export type BulkMigrateBody = FromSchema<Schemas['migrateBody']>;
+
+/** A bulk migration's plan, as a bulk action keeps it and shows it. */
+export const BulkMigrationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['fromVersion', 'toVersion'],
+  properties: {
+    fromVersion: { type: 'integer', minimum: 1 },
+    toVersion: { type: 'integer', minimum: 1 },
+    pageMap: {
+      type: 'object',
+      additionalProperties: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      description: 'the page_map as given',
+    },
+    dropIncompatible: { type: 'boolean' },
+  },
+} as const;
+export type BulkMigration = FromSchema<typeof BulkMigrationSchema>;
 
 /** A bulk action as clients read it. */
 export const BulkActionSchema = {
@@ -70,19 +115,31 @@ export const BulkActionSchema = {
     },
     filter: { type: 'object', description: 'the filter as given' },
     reason: { type: 'string' },
+    migration: { ...BulkMigrationSchema, description: 'a bulk migration: its plan' },
+    dryRun: {
+      type: 'boolean',
+      const: true,
+      description: 'a dry run: `done` counts the runs that would move; nothing was changed',
+    },
     matched: {
       type: 'integer',
       minimum: 0,
       description: 'runs found by the filter so far (all of them once completed)',
     },
-    done: { type: 'integer', minimum: 0, description: 'runs cancelled (or retried)' },
+    done: {
+      type: 'integer',
+      minimum: 0,
+      description: 'runs cancelled, retried or moved (in a dry run: that would move)',
+    },
     skipped: {
       type: 'object',
       additionalProperties: { type: 'integer', minimum: 1 },
       description:
-        'runs matched but left alone, counted by the code a single cancel or retry of it would ' +
-        'have been refused with (run_not_cancellable: it had ended; run_not_retryable: it was ' +
-        'not failed, or held no failed change)',
+        'runs matched but left alone, counted by the code a single cancel, retry or migration ' +
+        'of it would have been refused with (run_not_cancellable: it had ended; ' +
+        'run_not_retryable: it was not failed, or held no failed change; a migration: ' +
+        'run_not_migratable, migration_step_unmapped, migration_incompatible_value, ' +
+        'completion_pending)',
     },
     startedAt: dateTime,
     finishedAt: dateTime,

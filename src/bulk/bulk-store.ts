@@ -22,7 +22,7 @@ import {
   insertEventsStatements,
   type AppliedChange,
 } from '../runs/run-sql.js';
-import type { BulkActionKind, BulkStatus } from './bulk-schemas.js';
+import type { BulkActionKind, BulkMigration, BulkStatus } from './bulk-schemas.js';
 
 export interface BulkActionRow {
   seq: number;
@@ -40,6 +40,13 @@ export interface BulkActionRow {
   skipped: string;
   started_at: Date;
   finished_at: Date | null;
+  /** A bulk migration's plan (JSON, StoredPlan); NULL for a cancel or retry. */
+  plan: string | null;
+}
+
+/** A bulk migration's plan as kept with its action. */
+export interface StoredPlan extends BulkMigration {
+  dryRun?: boolean;
 }
 
 export interface NewBulkAction {
@@ -50,11 +57,14 @@ export interface NewBulkAction {
   reason: string | undefined;
   actor: Actor;
   startedAt: Date;
+  plan?: StoredPlan;
 }
 
 /** What a batch decided for the runs it locked: the changes to write, and the runs left alone. */
 export interface BatchDecision {
   changes: AppliedChange[];
+  /** A dry run's runs that would change (nothing written for them). */
+  wouldChange?: number;
   /** Runs left alone, by the code a single cancel or retry of each would have been refused with. */
   skipped: Record<string, number>;
 }
@@ -96,8 +106,8 @@ export class BulkStore {
       )) as unknown as Array<{ max_seq: number | string }>;
       await query(
         'INSERT INTO bulk_actions (id, organization_id, action, status, filter, reason, actor, ' +
-          'max_seq, cursor_seq, matched, done, skipped, started_at, finished_at) ' +
-          "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, NULL, 0, 0, '{}', ?, NULL)",
+          'max_seq, cursor_seq, matched, done, skipped, started_at, finished_at, plan) ' +
+          "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, NULL, 0, 0, '{}', ?, NULL, ?)",
         [
           action.id,
           action.organizationId,
@@ -107,6 +117,7 @@ export class BulkStore {
           actorJson(action.actor),
           newest?.max_seq ?? 0,
           action.startedAt,
+          action.plan ? JSON.stringify(action.plan) : null,
         ],
       );
       await insertAuditEntries(query, [audit]);
@@ -193,7 +204,7 @@ export class BulkStore {
           [
             lowestSeq,
             rows.length,
-            decision.changes.length,
+            decision.changes.length + (decision.wouldChange ?? 0),
             JSON.stringify(
               mergeCounts(JSON.parse(read.skipped) as Record<string, number>, decision.skipped),
             ),

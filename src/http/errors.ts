@@ -49,6 +49,11 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning:
       'a rule of the template names a page or field that does not exist, tests a value not known yet when it is evaluated, or compares across types',
   },
+  invalid_page_map: {
+    status: 400,
+    meaning:
+      'page_map names a page neither version has, maps two pages onto one, or the mapped pages would change their order',
+  },
   invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
   expiry_in_past: { status: 400, meaning: 'expires_at is not in the future' },
   filter_required: {
@@ -82,6 +87,21 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   step_not_held: { status: 409, meaning: 'the step is not held by the user_id given' },
   run_not_cancellable: { status: 409, meaning: 'the run has ended' },
   run_not_retryable: { status: 409, meaning: 'the run is not failed, or holds no failed change' },
+  run_not_migratable: {
+    status: 409,
+    meaning:
+      'the run has ended (only a pending or active run moves), or no longer uses from_version',
+  },
+  migration_same_version: { status: 409, meaning: 'the run already uses to_version' },
+  migration_step_unmapped: {
+    status: 409,
+    meaning: 'the step the run is at maps to no page of the target version (named)',
+  },
+  migration_incompatible_value: {
+    status: 409,
+    meaning:
+      "a value of the run that the target version's field refuses (named); drop_incompatible drops it",
+  },
   run_changed_concurrently: {
     status: 409,
     meaning: 'the run kept changing meanwhile; nothing was done, retrying is safe',

@@ -110,6 +110,7 @@ export const CHANGE_TYPES = [
   'retry',
   'clock',
   'assign',
+  'migrate',
   'fail',
   'delete',
 ] as const;

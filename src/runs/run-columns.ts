@@ -16,9 +16,12 @@ import {
  *   - 'identity': nobody (what the run is, and when it was made);
  *   - 'request': the API, when it records a change for a worker (requested_seq);
  *   - 'change': every writer of a change (a worker applying one, a cancel, a retry, an overdue
- *     step), as the state machine's record says.
+ *     step), as the state machine's record says;
+ *   - 'version': the changes made at once, of which moving the run to another version of its
+ *     template changes them (the others write them as read). A worker's change never does: one
+ *     that read the run before it moved is refused by its guard.
  */
-export type ColumnRole = 'identity' | 'request' | 'change';
+export type ColumnRole = 'identity' | 'request' | 'change' | 'version';
 
 /** The row a column is read from: for messages, and for the pages of a run's template. */
 interface RowContext {
@@ -50,9 +53,10 @@ export const RUN_COLUMNS = {
   id: same('identity', 'id'),
   organization_id: same('identity', 'organizationId'),
   template_id: same('identity', 'templateId'),
-  // The template version the run was made from: its pages and due times, to the run's end.
-  template_version: same('identity', 'templateVersion'),
-  workflow_name: same('identity', 'workflowName'),
+  // The template version the run uses (the one it was made from, until it is moved to another):
+  // its pages and due times.
+  template_version: same('version', 'templateVersion'),
+  workflow_name: same('version', 'workflowName'),
   status: same('change', 'status'),
   current_step_index: same('change', 'currentStepIndex'),
   current_step_name: same('change', 'currentStepName'),
@@ -101,8 +105,15 @@ export const INSERT_COLUMNS: readonly RunColumn[] = ALL;
 /** The columns a worker rewrites when it applies a change (requested_seq is the API's). */
 export const CHANGED_COLUMNS: readonly RunColumn[] = withRole('change');
 
-/** The columns a change made at once rewrites (cancel also settles what was requested). */
-export const CHANGE_AT_ONCE_COLUMNS: readonly RunColumn[] = withRole('change', 'request');
+/**
+ * The columns a change made at once rewrites (cancel also settles what was requested; a
+ * migration moves the version).
+ */
+export const CHANGE_AT_ONCE_COLUMNS: readonly RunColumn[] = withRole(
+  'change',
+  'request',
+  'version',
+);
 
 /** The row of a run, every column as mysql2 writes it. */
 export function toRow(run: RunRecord): RunValues {

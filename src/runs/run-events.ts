@@ -26,6 +26,7 @@ export const RUN_EVENT_TYPES = [
   'run.failed',
   'run.cancelled',
   'run.retried',
+  'run.migrated',
   'run.deleted',
 ] as const;
 
@@ -186,6 +187,55 @@ export const RUN_EVENT_DATA = {
     "the failed run's change waits for a worker again",
     { change: { type: 'string', enum: ['start', 'completeStep'] }, step: text },
     ['change'],
+  ),
+  'run.migrated': data(
+    'the run moved onto another version of its template: its steps mapped by page, its values carried by inputId',
+    {
+      fromVersion: { type: 'integer', minimum: 1 },
+      toVersion: { type: 'integer', minimum: 1 },
+      workflowName: { ...text, description: "the target version's name" },
+      pageMap: {
+        type: 'object',
+        additionalProperties: text,
+        description: "each page of the run's version that maps, to the target's page",
+      },
+      unmappedPages: {
+        type: 'array',
+        items: text,
+        description: "pages of the run's version that map to none: their steps were left behind",
+      },
+      step: { ...text, description: 'the step the run is at, under its target page' },
+      assignee: text,
+      dueDate: { ...time, description: 'its due time, counted again from its start' },
+      droppedFields: {
+        type: 'object',
+        additionalProperties: text,
+        description:
+          'values dropped from the run (inputId to value): the target lacks the field, or refuses the value',
+      },
+      incompatibleFields: {
+        type: 'array',
+        items: text,
+        description: 'the dropped values that the target field refused (drop_incompatible)',
+      },
+      defaultedFields: {
+        type: 'array',
+        items: text,
+        description: "fields without a value that took the target's default",
+      },
+      droppedAssignments: {
+        type: 'object',
+        additionalProperties: text,
+        description: 'user_assignments of pages that map to none (page to user)',
+      },
+      skippedSteps: {
+        type: 'array',
+        items: text,
+        description:
+          "the target's pages before the step the run is at that no page maps onto: passed over",
+      },
+    },
+    ['fromVersion', 'toVersion', 'workflowName', 'pageMap'],
   ),
   // Nothing personal: the run's inputs, assignees and history are gone with it (run-deletion.ts).
   'run.deleted': data(

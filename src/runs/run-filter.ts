@@ -20,6 +20,11 @@ export function runFilterProperties(limits: Pick<Config, 'maxAssigneeLength'>) {
       description: `one or several of ${RUN_STATUSES.join(', ')}, comma-separated`,
     },
     template_id: { type: 'string', minLength: 1, maxLength: 64 },
+    template_version: {
+      type: 'integer',
+      minimum: 1,
+      description: 'with template_id: the runs using this version of the template',
+    },
     assignee: {
       type: 'string',
       minLength: 1,
@@ -48,6 +53,7 @@ export type RunFilterInput = FromSchema<{
 export const RUN_FILTER_NAMES = [
   'status',
   'template_id',
+  'template_version',
   'assignee',
   'overdue',
   'updated_after',
@@ -86,9 +92,17 @@ export function parseTime(
 
 /** The RunFilter of the parameters given (already checked against their schemas). */
 export function toRunFilter(input: RunFilterInput, source: FilterSource = QUERY_FILTER): RunFilter {
+  if (input.template_version !== undefined && input.template_id === undefined) {
+    throw new DomainError(
+      source.code,
+      'template_version filters the runs of one template: give template_id with it',
+      pointer(...source.at, 'template_version'),
+    );
+  }
   return {
     statuses: input.status ? ([...new Set(input.status.split(','))] as RunStatus[]) : undefined,
     templateId: input.template_id,
+    templateVersion: input.template_version,
     assignee: input.assignee,
     overdue: input.overdue,
     updatedAfter: parseTime(input.updated_after, 'updated_after', source),

@@ -8,6 +8,8 @@ import { RUN_STATUSES, type RunStatus } from './run-status.js';
 export interface RunFilter {
   statuses?: RunStatus[];
   templateId?: string;
+  /** With templateId: runs using this version of the template. */
+  templateVersion?: number;
   assignee?: string;
   overdue?: boolean;
   updatedAfter?: Date;
@@ -53,6 +55,9 @@ function scanOf(db: Db, organizationId: string, filter: RunFilter, status: RunSt
   if (status !== undefined) query.andWhere('status', status);
   if (filter.assignee !== undefined) query.andWhere('current_step_assignee', filter.assignee);
   if (filter.templateId !== undefined) query.andWhere('template_id', filter.templateId);
+  if (filter.templateVersion !== undefined) {
+    query.andWhere('template_version', filter.templateVersion);
+  }
   if (filter.overdue !== undefined) query.andWhere('current_step_overdue', filter.overdue ? 1 : 0);
   if (filter.updatedAfter) query.andWhere('last_activity', '>', filter.updatedAfter);
   if (filter.updatedBefore) query.andWhere('last_activity', '<', filter.updatedBefore);
@@ -159,6 +164,7 @@ function labelWhere(
   const also: Array<[string, string | number | Date | undefined]> = [
     ['r.current_step_assignee = ?', filter.assignee],
     ['r.template_id = ?', filter.templateId],
+    ['r.template_version = ?', filter.templateVersion],
     [
       'r.current_step_overdue = ?',
       filter.overdue === undefined ? undefined : filter.overdue ? 1 : 0,

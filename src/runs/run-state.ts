@@ -15,3 +15,5 @@ export { applyPending } from './state/apply-pending.js';
 export { cancelRun, failRun, retryRun } from './state/run-actions.js';
 export { wakeStep } from './state/step-clock.js';
 export { assignStep, claimStep, unclaimStep } from './state/step-people.js';
+export { migrateRun, planMigration } from './state/migrate-run.js';
+export type { MigrationPlan, MigrationReport, PageMapInput } from './state/migrate-run.js';

@@ -104,6 +104,17 @@ export function summaryAfter(runId: string, history: readonly RunEvent[]): RunSu
           lastActivity: at,
         };
         break;
+      case 'run.migrated': {
+        // Another version: its name, and the step the run is at under its target page.
+        const { workflowName, step, assignee, dueDate } = event.data;
+        summary = {
+          ...base(),
+          workflowName,
+          lastActivity: at,
+          ...current(step, assignee, dueDate),
+        };
+        break;
+      }
       case 'step.overdue':
         break; // being overdue is not activity, and the summary does not show it
       case 'step.skipped':

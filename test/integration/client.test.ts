@@ -142,6 +142,23 @@ describe('the typed client, against the service', function () {
     await wrs.unclaimWorkflowStep({ ...step, user_id: 'ada' });
     await wrs.assignWorkflowStep({ ...step, user_id: 'grace' });
     expect((await wrs.getTasks({ assignee: 'grace' })).map((t) => t.runId)).to.deep.equal([run.id]);
+    // Moved onto version 1 of its template (it was made at 2, the latest), dry run first.
+    const dry = await wrs.migrateWorkflowRun({
+      workflow_run_id: run.id,
+      to_version: 1,
+      dry_run: true,
+    });
+    expect(dry.migration).to.include({ fromVersion: 2, toVersion: 1, step: 'Details' });
+    expect(
+      (await wrs.migrateWorkflowRun({ workflow_run_id: run.id, to_version: 1 })).dryRun,
+    ).to.equal(false);
+    const moves = await wrs.bulkMigrateWorkflowRuns({
+      filter: { template_id: template.id },
+      from_version: 2,
+      to_version: 1,
+      dry_run: true,
+    });
+    expect(moves.migration).to.deep.equal({ fromVersion: 2, toVersion: 1 });
     for (const step of ['Details', 'Sign-off']) {
       await wrs.completeWorkflowStep({ workflow_run_id: run.id, step_name: step });
       await waitFor(`${step} done`, async () => {

@@ -57,6 +57,8 @@ describe('the API document: GET /openapi.json', () => {
         '/retry-workflow-run',
         '/bulk-cancel-workflow-runs',
         '/bulk-retry-workflow-runs',
+        '/bulk-migrate-workflow-runs',
+        '/migrate-workflow-run',
         '/get-bulk-action',
         '/create-webhook-endpoint',
         '/get-webhook-endpoints',

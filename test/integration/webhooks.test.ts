@@ -3,6 +3,7 @@
 // endpoint, order per run while an earlier event is retried, a receiver down then back, 410,
 // secret rotation, the delivery log and redelivery, isolation between organizations.
 import { expect } from 'chai';
+import type { TemplateDefinition } from '../../src/templates/definition/definition-types.js';
 import { RUN_EVENT_TYPES } from '../../src/runs/run-events.js';
 import { createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
@@ -144,7 +145,7 @@ describe('webhooks @cluster', function () {
   it('delivers every event type once to each endpoint subscribed to it, signed', async () => {
     // A template whose first step falls due at once, so the run is overdue on its way, and
     // whose last page a rule hides when the first step says so (step.skipped).
-    const due = await createTenant(testDb(), {
+    const dueDefinition: TemplateDefinition = {
       name: 'Due soon',
       pages: [
         {
@@ -162,7 +163,8 @@ describe('webhooks @cluster', function () {
           then: [{ action: 'hide_page', page: 'Extra' }],
         },
       ],
-    });
+    };
+    const due = await createTenant(testDb(), dueDefinition);
     const dueClient = new Client(api.url, due.key);
     const all = await subscribe('/all', {}, dueClient);
     const done = await subscribe('/done', { events: ['run.completed'] }, dueClient);
@@ -192,7 +194,22 @@ describe('webhooks @cluster', function () {
     ).to.equal(202);
     await waitFor('run completed', async () => (await runStatus(full)) === 'completed');
 
+    // Moved onto a second version (the same pages) before it is cancelled: run.migrated.
     const cancelled = await newRun();
+    const saved = await client.call('/update-workflow-template', {
+      id: due.template.id,
+      expected_version: 1,
+      ...dueDefinition,
+    });
+    expect(saved.status, saved.text).to.equal(200);
+    await waitFor('run to move', async () => {
+      // Refused while the worker starts it or the clock marks it: asked again.
+      const moved = await client.call('/migrate-workflow-run', {
+        workflow_run_id: cancelled,
+        to_version: 2,
+      });
+      return moved.status === 200;
+    });
     expect(
       (await client.cancelRun({ workflow_run_id: cancelled, reason: 'no longer needed' })).status,
     ).to.equal(200);

@@ -130,21 +130,7 @@ function startStep(
     }
   }
 
-  let due: Date | null = null;
-  let dueBy: number | undefined;
-  const spec = decision.due?.spec ?? page.due;
-  if (spec) {
-    due = dueFrom(doc, spec, at, runStart);
-    if (decision.due && due) dueBy = decision.due.rule;
-  } else if (page.dueInHours !== undefined && page.dueInHours !== null) {
-    due = new Date(at.getTime() + page.dueInHours * HOUR_MS);
-  }
-
-  const candidates = candidatesOf(doc, page);
-  const decisionDue =
-    page.kind === 'approval' && page.decisionTimeout
-      ? new Date(at.getTime() + page.decisionTimeout.hours * HOUR_MS).toISOString()
-      : undefined;
+  const { due, dueBy, candidates, decisionDue } = pageClock(doc, page, decision, at, runStart);
 
   // Only a step some rule decided records it: a plain run's steps are as they always were.
   const decided =
@@ -165,6 +151,49 @@ function startStep(
       ...(decisionDue ? { decision_due_at: decisionDue } : {}),
     },
   };
+}
+
+/** What a page gives its step begun at `at`: the clock's owed times, and who may claim it. */
+export interface PageClock {
+  /** A set_due rule's due time (dueBy names it), else the page's own due or dueInHours. */
+  due: Date | null;
+  dueBy: number | undefined;
+  candidates: Pick<StepState, 'candidate_users' | 'candidate_groups'>;
+  /** An approval page's decisionTimeout, counted from `at`. */
+  decisionDue: string | undefined;
+}
+
+/**
+ * The clock and candidates the page at doc's current version gives a step begun at `at`, the
+ * rules deciding as `decision` says: what entering a step sets, and what moving a run to another
+ * version (state/migrate-run.ts) sets again for the step it is at.
+ */
+export function pageClock(
+  doc: RunDocument,
+  page: TemplatePage,
+  decision: Pick<PageDecision, 'due'>,
+  at: Date,
+  runStart: Date,
+): PageClock {
+  let due: Date | null = null;
+  let dueBy: number | undefined;
+  const spec = decision.due?.spec ?? page.due;
+  if (spec) {
+    due = dueFrom(doc, spec, at, runStart);
+    if (decision.due && due) dueBy = decision.due.rule;
+  } else if (page.dueInHours !== undefined && page.dueInHours !== null) {
+    due = new Date(at.getTime() + page.dueInHours * HOUR_MS);
+  }
+  const decisionDue =
+    page.kind === 'approval' && page.decisionTimeout
+      ? new Date(at.getTime() + page.decisionTimeout.hours * HOUR_MS).toISOString()
+      : undefined;
+  return { due, dueBy, candidates: candidatesOf(doc, page), decisionDue };
+}
+
+/** What the version's rules decide for the page at `index`, given the run's values now. */
+export function decideAt(doc: RunDocument, index: number): PageDecision {
+  return decidePage(compileRules(doc.template), index, ruleValues(doc));
 }
 
 /**

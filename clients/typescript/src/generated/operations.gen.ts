@@ -7,6 +7,7 @@ export const OPERATIONS = {
   archiveWorkflowTemplate: { method: 'POST', path: '/archive-workflow-template', kind: 'call' },
   assignWorkflowStep: { method: 'POST', path: '/assign-workflow-step', kind: 'call' },
   bulkCancelWorkflowRuns: { method: 'POST', path: '/bulk-cancel-workflow-runs', kind: 'call' },
+  bulkMigrateWorkflowRuns: { method: 'POST', path: '/bulk-migrate-workflow-runs', kind: 'call' },
   bulkRetryWorkflowRuns: { method: 'POST', path: '/bulk-retry-workflow-runs', kind: 'call' },
   cancelWorkflowRun: { method: 'POST', path: '/cancel-workflow-run', kind: 'call' },
   claimWorkflowStep: { method: 'POST', path: '/claim-workflow-step', kind: 'call' },
@@ -31,6 +32,7 @@ export const OPERATIONS = {
   getWorkflowTemplate: { method: 'GET', path: '/get-workflow-template', kind: 'call' },
   getWorkflowTemplates: { method: 'GET', path: '/get-workflow-templates', kind: 'list' },
   getWorkflowTemplateVersions: { method: 'GET', path: '/get-workflow-template-versions', kind: 'list' },
+  migrateWorkflowRun: { method: 'POST', path: '/migrate-workflow-run', kind: 'call' },
   redeliverWebhook: { method: 'POST', path: '/redeliver-webhook', kind: 'call' },
   restoreWorkflowTemplate: { method: 'POST', path: '/restore-workflow-template', kind: 'call' },
   retryWorkflowRun: { method: 'POST', path: '/retry-workflow-run', kind: 'call' },
@@ -50,6 +52,7 @@ export interface OperationParams {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateData['body'];
   assignWorkflowStep: T.AssignWorkflowStepData['body'];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsData['body'];
+  bulkMigrateWorkflowRuns: T.BulkMigrateWorkflowRunsData['body'];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsData['body'];
   cancelWorkflowRun: T.CancelWorkflowRunData['body'];
   claimWorkflowStep: T.ClaimWorkflowStepData['body'];
@@ -74,6 +77,7 @@ export interface OperationParams {
   getWorkflowTemplate: NonNullable<T.GetWorkflowTemplateData['query']>;
   getWorkflowTemplates: NonNullable<T.GetWorkflowTemplatesData['query']>;
   getWorkflowTemplateVersions: NonNullable<T.GetWorkflowTemplateVersionsData['query']>;
+  migrateWorkflowRun: T.MigrateWorkflowRunData['body'];
   redeliverWebhook: T.RedeliverWebhookData['body'];
   restoreWorkflowTemplate: T.RestoreWorkflowTemplateData['body'];
   retryWorkflowRun: T.RetryWorkflowRunData['body'];
@@ -91,6 +95,7 @@ export interface OperationResults {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateResponses[200];
   assignWorkflowStep: T.AssignWorkflowStepResponses[200];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsResponses[202];
+  bulkMigrateWorkflowRuns: T.BulkMigrateWorkflowRunsResponses[202];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsResponses[202];
   cancelWorkflowRun: T.CancelWorkflowRunResponses[200];
   claimWorkflowStep: T.ClaimWorkflowStepResponses[200];
@@ -115,6 +120,7 @@ export interface OperationResults {
   getWorkflowTemplate: T.GetWorkflowTemplateResponses[200];
   getWorkflowTemplates: T.GetWorkflowTemplatesResponses[200];
   getWorkflowTemplateVersions: T.GetWorkflowTemplateVersionsResponses[200];
+  migrateWorkflowRun: T.MigrateWorkflowRunResponses[200];
   redeliverWebhook: T.RedeliverWebhookResponses[202];
   restoreWorkflowTemplate: T.RestoreWorkflowTemplateResponses[200];
   retryWorkflowRun: T.RetryWorkflowRunResponses[202];
@@ -177,6 +183,19 @@ export abstract class Operations {
    */
   bulkCancelWorkflowRuns(params: OperationParams['bulkCancelWorkflowRuns'], options?: CallOptions): Promise<OperationResults['bulkCancelWorkflowRuns']> {
     return this.call('bulkCancelWorkflowRuns', params, options);
+  }
+
+  /**
+   * Move every pending or active run matching a filter onto another template version.
+   *
+   * The runs of filter.template_id at from_version are each moved as migrate-workflow-run would
+   * move them, by one plan checked now; a run that cannot move is counted in skipped by its
+   * refusal code. With dry_run: the counts, and nothing changed. Runs created after the request
+   * are not matched. Scope: `runs:write`.
+   * `POST /bulk-migrate-workflow-runs`
+   */
+  bulkMigrateWorkflowRuns(params: OperationParams['bulkMigrateWorkflowRuns'], options?: CallOptions): Promise<OperationResults['bulkMigrateWorkflowRuns']> {
+    return this.call('bulkMigrateWorkflowRuns', params, options);
   }
 
   /**
@@ -437,6 +456,20 @@ export abstract class Operations {
    */
   getWorkflowTemplateVersions(params: OperationParams['getWorkflowTemplateVersions'], options?: CallOptions): Promise<OperationResults['getWorkflowTemplateVersions']> {
     return this.call('getWorkflowTemplateVersions', params, options);
+  }
+
+  /**
+   * Move a pending or active run onto another version of its template.
+   *
+   * Pages map by name unless page_map says otherwise; the step the run is at must map. Steps
+   * done keep their state, values are carried by inputId, and the step the run is at takes the
+   * target page's due time (counted from its start), decision timeout and candidates. All or
+   * nothing, with one run.migrated event. With dry_run: what would happen, and nothing changed.
+   * Scope: `runs:write`.
+   * `POST /migrate-workflow-run`
+   */
+  migrateWorkflowRun(params: OperationParams['migrateWorkflowRun'], options?: CallOptions): Promise<OperationResults['migrateWorkflowRun']> {
+    return this.call('migrateWorkflowRun', params, options);
   }
 
   /**

@@ -57,7 +57,7 @@ export type Error = {
     /**
      * what went wrong, for a program. Each operation lists the codes it can answer with, under each error status; any request may also meet malformed_request (400), request_timeout (408), headers_too_large (431), route_not_found (404), method_not_allowed (405), not_implemented (501), not_ready (503), unauthorized (401)
      */
-    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'decision_not_taken' | 'decision_required' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_query' | 'invalid_rule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_retryable' | 'run_not_started' | 'scope_not_held' | 'step_already_claimed' | 'step_not_current' | 'step_not_held' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
+    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'decision_not_taken' | 'decision_required' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_page_map' | 'invalid_query' | 'invalid_rule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'migration_incompatible_value' | 'migration_same_version' | 'migration_step_unmapped' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_migratable' | 'run_not_retryable' | 'run_not_started' | 'scope_not_held' | 'step_already_claimed' | 'step_not_current' | 'step_not_held' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
     /**
      * the request field at fault, as a JSON Pointer, when there is one
      */
@@ -245,7 +245,7 @@ export type WorkflowRunDetail = {
     }>;
     history: Array<{
         seq: number;
-        type: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
+        type: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.migrated' | 'run.deleted';
         at: string;
         data: {
             [key: string]: unknown;
@@ -281,6 +281,10 @@ export type GetWorkflowRunsQuery = {
      */
     status?: string;
     template_id?: string;
+    /**
+     * with template_id: the runs using this version of the template
+     */
+    template_version?: number;
     /**
      * assignee of the current step
      */
@@ -327,6 +331,10 @@ export type CountWorkflowRunsQuery = {
      */
     status?: string;
     template_id?: string;
+    /**
+     * with template_id: the runs using this version of the template
+     */
+    template_version?: number;
     /**
      * assignee of the current step
      */
@@ -460,6 +468,105 @@ export type Task = {
     };
 };
 
+export type MigrateWorkflowRunRequest = {
+    workflow_run_id: string;
+    /**
+     * the version of the template to move onto
+     */
+    to_version: number;
+    /**
+     * a page of the run's version to the target page it maps to (null: to none); the pages it leaves out map by name
+     */
+    page_map?: {
+        [key: string]: string | null;
+    };
+    /**
+     * drop values the target's fields refuse (kept in the run.migrated event) rather than refuse the run
+     */
+    drop_incompatible?: boolean;
+    /**
+     * answer what would happen, and change nothing
+     */
+    dry_run?: boolean;
+};
+
+export type WorkflowRunMigration = {
+    /**
+     * true: nothing was changed
+     */
+    dryRun: boolean;
+    /**
+     * what the move did (or would do): the data of its run.migrated event
+     */
+    migration: {
+        fromVersion: number;
+        toVersion: number;
+        /**
+         * the target version's name
+         */
+        workflowName: string;
+        /**
+         * each page of the run's version that maps, to the target's page
+         */
+        pageMap: {
+            [key: string]: string;
+        };
+        /**
+         * pages of the run's version that map to none: their steps were left behind
+         */
+        unmappedPages?: Array<string>;
+        /**
+         * the step the run is at, under its target page
+         */
+        step?: string;
+        assignee?: string;
+        /**
+         * its due time, counted again from its start
+         */
+        dueDate?: string;
+        /**
+         * values dropped from the run (inputId to value): the target lacks the field, or refuses the value
+         */
+        droppedFields?: {
+            [key: string]: string;
+        };
+        /**
+         * the dropped values that the target field refused (drop_incompatible)
+         */
+        incompatibleFields?: Array<string>;
+        /**
+         * fields without a value that took the target's default
+         */
+        defaultedFields?: Array<string>;
+        /**
+         * user_assignments of pages that map to none (page to user)
+         */
+        droppedAssignments?: {
+            [key: string]: string;
+        };
+        /**
+         * the target's pages before the step the run is at that no page maps onto: passed over
+         */
+        skippedSteps?: Array<string>;
+    };
+    /**
+     * the run as stored after the move (in a dry run: as it would be)
+     */
+    run: {
+        id: string;
+        organization_id: string;
+        template_id: string;
+        status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        /**
+         * the whole run: template snapshot, inputs, steps
+         */
+        run_json: {
+            [key: string]: unknown;
+        };
+        last_activity: string;
+    };
+};
+
 export type BulkCancelWorkflowRunsRequest = {
     /**
      * the runs to change: the list's filter parameters (GET /get-workflow-runs), with the same names and values; `label` is an array of key:value. At least one is required
@@ -470,6 +577,10 @@ export type BulkCancelWorkflowRunsRequest = {
          */
         status?: string;
         template_id?: string;
+        /**
+         * with template_id: the runs using this version of the template
+         */
+        template_version?: number;
         /**
          * assignee of the current step
          */
@@ -507,7 +618,7 @@ export type BulkCancelWorkflowRunsRequest = {
 
 export type BulkAction = {
     id: string;
-    action: 'cancel' | 'retry';
+    action: 'cancel' | 'retry' | 'migrate';
     /**
      * running until every matching run was handled, then completed
      */
@@ -520,15 +631,33 @@ export type BulkAction = {
     };
     reason?: string;
     /**
+     * a bulk migration: its plan
+     */
+    migration?: {
+        fromVersion: number;
+        toVersion: number;
+        /**
+         * the page_map as given
+         */
+        pageMap?: {
+            [key: string]: string | null;
+        };
+        dropIncompatible?: boolean;
+    };
+    /**
+     * a dry run: `done` counts the runs that would move; nothing was changed
+     */
+    dryRun?: true;
+    /**
      * runs found by the filter so far (all of them once completed)
      */
     matched: number;
     /**
-     * runs cancelled (or retried)
+     * runs cancelled, retried or moved (in a dry run: that would move)
      */
     done: number;
     /**
-     * runs matched but left alone, counted by the code a single cancel or retry of it would have been refused with (run_not_cancellable: it had ended; run_not_retryable: it was not failed, or held no failed change)
+     * runs matched but left alone, counted by the code a single cancel, retry or migration of it would have been refused with (run_not_cancellable: it had ended; run_not_retryable: it was not failed, or held no failed change; a migration: run_not_migratable, migration_step_unmapped, migration_incompatible_value, completion_pending)
      */
     skipped: {
         [key: string]: number;
@@ -547,6 +676,10 @@ export type BulkRetryWorkflowRunsRequest = {
          */
         status?: string;
         template_id?: string;
+        /**
+         * with template_id: the runs using this version of the template
+         */
+        template_version?: number;
         /**
          * assignee of the current step
          */
@@ -580,6 +713,73 @@ export type BulkRetryWorkflowRunsRequest = {
      * kept with the bulk action (and, for a cancel, in each run.cancelled event)
      */
     reason?: string;
+};
+
+export type BulkMigrateWorkflowRunsRequest = {
+    /**
+     * the runs to move: the list's filter parameters (GET /get-workflow-runs), with template_id required; only those using from_version are moved
+     */
+    filter: {
+        /**
+         * one or several of pending, active, completed, failed, cancelled, comma-separated
+         */
+        status?: string;
+        template_id?: string;
+        /**
+         * with template_id: the runs using this version of the template
+         */
+        template_version?: number;
+        /**
+         * assignee of the current step
+         */
+        assignee?: string;
+        /**
+         * whether the current step is overdue
+         */
+        overdue?: boolean;
+        /**
+         * lastActivity after this time
+         */
+        updated_after?: string;
+        /**
+         * lastActivity before this time
+         */
+        updated_before?: string;
+        /**
+         * created after this time
+         */
+        created_after?: string;
+        /**
+         * created before this time
+         */
+        created_before?: string;
+        /**
+         * runs with this label (key:value); repeat it for several, all of which must match
+         */
+        label?: Array<string>;
+    };
+    /**
+     * the version the runs use now (the plan maps its pages)
+     */
+    from_version: number;
+    /**
+     * the version of the template to move onto
+     */
+    to_version: number;
+    /**
+     * a page of the run's version to the target page it maps to (null: to none); the pages it leaves out map by name
+     */
+    page_map?: {
+        [key: string]: string | null;
+    };
+    /**
+     * drop values the target's fields refuse (kept in the run.migrated event) rather than refuse the run
+     */
+    drop_incompatible?: boolean;
+    /**
+     * count the runs that would move and those that would not, by refusal code, and change nothing
+     */
+    dry_run?: boolean;
 };
 
 export type GetBulkActionQuery = {
@@ -1364,7 +1564,7 @@ export type CreateWebhookEndpointRequest = {
     /**
      * event types to deliver; every type when left out
      */
-    events?: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events?: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.migrated' | 'run.deleted'>;
     description?: string;
 };
 
@@ -1375,7 +1575,7 @@ export type WebhookEndpointWithSecret = {
     /**
      * the event types delivered to this endpoint
      */
-    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.migrated' | 'run.deleted'>;
     enabled: boolean;
     /**
      * why the endpoint was disabled
@@ -1404,7 +1604,7 @@ export type WebhookEndpoint = {
     /**
      * the event types delivered to this endpoint
      */
-    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted'>;
+    events: Array<'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.migrated' | 'run.deleted'>;
     enabled: boolean;
     /**
      * why the endpoint was disabled
@@ -1453,7 +1653,7 @@ export type WebhookDelivery = {
      * the webhook-id header of every attempt
      */
     webhookId: string;
-    eventType: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.deleted';
+    eventType: 'run.created' | 'run.started' | 'step.completed' | 'step.approved' | 'step.rejected' | 'step.reopened' | 'step.assigned' | 'step.escalated' | 'step.skipped' | 'step.overdue' | 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.retried' | 'run.migrated' | 'run.deleted';
     /**
      * the event's place in the run's history
      */
@@ -1941,10 +2141,10 @@ export type AuditEntry = {
      */
     targetId: string;
     /**
-     * a bulk cancel or retry of the runs matching a filter was started (each run changed is in its history)
+     * a bulk cancel, retry or migration of the runs matching a filter was started (each run changed is in its history)
      */
     data: {
-        action: 'cancel' | 'retry';
+        action: 'cancel' | 'retry' | 'migrate';
         /**
          * the filter as given
          */
@@ -1952,6 +2152,12 @@ export type AuditEntry = {
             [key: string]: unknown;
         };
         reason?: string;
+        /**
+         * a migration's plan: fromVersion, toVersion, pageMap, dropIncompatible, dryRun
+         */
+        migration?: {
+            [key: string]: unknown;
+        };
     };
 } | {
     id: string;
@@ -2031,7 +2237,7 @@ export type StreamRunEventsQuery = {
      */
     run_id?: string;
     /**
-     * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
+     * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.migrated, run.deleted, comma-separated
      */
     type?: string;
     /**
@@ -2699,6 +2905,91 @@ export type WebhookPayload = {
         };
     };
 } | {
+    type: 'run.migrated';
+    /**
+     * when the change was made
+     */
+    timestamp: string;
+    /**
+     * the run moved onto another version of its template: its steps mapped by page, its values carried by inputId
+     */
+    data: {
+        fromVersion: number;
+        toVersion: number;
+        /**
+         * the target version's name
+         */
+        workflowName: string;
+        /**
+         * each page of the run's version that maps, to the target's page
+         */
+        pageMap: {
+            [key: string]: string;
+        };
+        /**
+         * pages of the run's version that map to none: their steps were left behind
+         */
+        unmappedPages?: Array<string>;
+        /**
+         * the step the run is at, under its target page
+         */
+        step?: string;
+        assignee?: string;
+        /**
+         * its due time, counted again from its start
+         */
+        dueDate?: string;
+        /**
+         * values dropped from the run (inputId to value): the target lacks the field, or refuses the value
+         */
+        droppedFields?: {
+            [key: string]: string;
+        };
+        /**
+         * the dropped values that the target field refused (drop_incompatible)
+         */
+        incompatibleFields?: Array<string>;
+        /**
+         * fields without a value that took the target's default
+         */
+        defaultedFields?: Array<string>;
+        /**
+         * user_assignments of pages that map to none (page to user)
+         */
+        droppedAssignments?: {
+            [key: string]: string;
+        };
+        /**
+         * the target's pages before the step the run is at that no page maps onto: passed over
+         */
+        skippedSteps?: Array<string>;
+        runId: string;
+        organizationId: string;
+        /**
+         * the event's place in the run's history
+         */
+        seq: number;
+        /**
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         */
+        actor?: {
+            type: 'api_key';
+            id: string;
+            name?: string;
+        } | {
+            type: 'system' | 'admin_cli';
+        };
+        run: {
+            id: string;
+            lastActivity: string;
+            workflowName: string;
+            currentStepAssignee?: string;
+            currentStepDueDate?: string;
+            currentStepName?: string;
+            status: 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+        };
+    };
+} | {
     type: 'run.deleted';
     /**
      * when the change was made
@@ -3296,6 +3587,10 @@ export type GetWorkflowRunsData = {
         status?: string;
         template_id?: string;
         /**
+         * with template_id: the runs using this version of the template
+         */
+        template_version?: number;
+        /**
          * assignee of the current step
          */
         assignee?: string;
@@ -3370,6 +3665,10 @@ export type CountWorkflowRunsData = {
          */
         status?: string;
         template_id?: string;
+        /**
+         * with template_id: the runs using this version of the template
+         */
+        template_version?: number;
         /**
          * assignee of the current step
          */
@@ -3527,6 +3826,77 @@ export type GetTasksResponses = {
 
 export type GetTasksResponse = GetTasksResponses[keyof GetTasksResponses];
 
+export type MigrateWorkflowRunData = {
+    body: MigrateWorkflowRunRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/migrate-workflow-run';
+};
+
+export type MigrateWorkflowRunErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; unknown_template_version: workflow_template_version names no version of the template; invalid_page_map: page_map names a page neither version has, maps two pages onto one, or the mapped pages would change their order
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * run_not_found: no such run in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; run_not_migratable: the run has ended (only a pending or active run moves), or no longer uses from_version; migration_same_version: the run already uses to_version; migration_step_unmapped: the step the run is at maps to no page of the target version (named); migration_incompatible_value: a value of the run that the target version's field refuses (named); drop_incompatible drops it; completion_pending: a completion already waits for a worker; run_changed_concurrently: the run kept changing meanwhile; nothing was done, retrying is safe
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type MigrateWorkflowRunError = MigrateWorkflowRunErrors[keyof MigrateWorkflowRunErrors];
+
+export type MigrateWorkflowRunResponses = {
+    /**
+     * what the move did (or would do), and the run after it
+     */
+    200: WorkflowRunMigration;
+};
+
+export type MigrateWorkflowRunResponse = MigrateWorkflowRunResponses[keyof MigrateWorkflowRunResponses];
+
 export type BulkCancelWorkflowRunsData = {
     body: BulkCancelWorkflowRunsRequest;
     headers?: {
@@ -3660,6 +4030,73 @@ export type BulkRetryWorkflowRunsResponses = {
 };
 
 export type BulkRetryWorkflowRunsResponse = BulkRetryWorkflowRunsResponses[keyof BulkRetryWorkflowRunsResponses];
+
+export type BulkMigrateWorkflowRunsData = {
+    body: BulkMigrateWorkflowRunsRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/bulk-migrate-workflow-runs';
+};
+
+export type BulkMigrateWorkflowRunsErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; filter_required: a bulk action needs a filter of at least one parameter; unknown_template: no such template in this organization; unknown_template_version: workflow_template_version names no version of the template; invalid_page_map: page_map names a page neither version has, maps two pages onto one, or the mapped pages would change their order
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type BulkMigrateWorkflowRunsError = BulkMigrateWorkflowRunsErrors[keyof BulkMigrateWorkflowRunsErrors];
+
+export type BulkMigrateWorkflowRunsResponses = {
+    /**
+     * the bulk action, running; read its progress with get-bulk-action
+     */
+    202: BulkAction;
+};
+
+export type BulkMigrateWorkflowRunsResponse = BulkMigrateWorkflowRunsResponses[keyof BulkMigrateWorkflowRunsResponses];
 
 export type GetBulkActionData = {
     body?: never;
@@ -5080,7 +5517,7 @@ export type StreamRunEventsData = {
          */
         run_id?: string;
         /**
-         * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.deleted, comma-separated
+         * only events of these types: one or several of run.created, run.started, step.completed, step.approved, step.rejected, step.reopened, step.assigned, step.escalated, step.skipped, step.overdue, run.completed, run.failed, run.cancelled, run.retried, run.migrated, run.deleted, comma-separated
          */
         type?: string;
         /**
