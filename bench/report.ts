@@ -60,6 +60,8 @@ export interface Figures {
   webhooks?: WebhookPhaseResult;
   fairness?: FairnessResult;
   bulk?: BulkPhaseResult;
+  /** The same phase with a bulk migration onto another template version. */
+  migrate?: BulkPhaseResult;
   stream?: StreamResult;
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
@@ -461,11 +463,13 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     });
   }
 
-  if (f.bulk) {
-    const b = f.bulk;
+  for (const b of [f.bulk, f.migrate]) {
+    if (!b) continue;
+    const what = b.action === 'cancel' ? 'bulk cancel' : 'bulk migration';
+    const event = b.action === 'cancel' ? 'run.cancelled' : 'run.migrated';
     rows.push({
-      measure: `bulk cancel runs/s, ${b.runs} runs in ${fmt(b.seconds)} s (by its run.cancelled events)`,
-      service: fmt(b.cancelledPerSecond, 0),
+      measure: `${what} runs/s, ${b.runs} runs in ${fmt(b.seconds)} s (by its ${event} events)`,
+      service: fmt(b.changedPerSecond, 0),
       baseline: fmt(b.eventsPerSecond, 0),
       ratio: '',
       target: '(reported)',
@@ -473,22 +477,22 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
     });
     const off = bulkMismatches(b);
     rows.push({
-      measure: 'bulk cancel matched / done / run.cancelled events (runs)',
-      service: `${b.matched} / ${b.done} / ${b.cancelledEvents} (${b.cancelledRuns})`,
+      measure: `${what} matched / done / ${event} events (runs)`,
+      service: `${b.matched} / ${b.done} / ${b.changedEvents} (${b.changedRuns})`,
       baseline: '',
       ratio: '',
       target: `each = ${b.runs}`,
-      result: target('bulk cancel counts off', off, '= 0', off === 0),
+      result: target(`${what} counts off`, off, '= 0', off === 0),
     });
     const clean = b.during.errors === 0 && b.baseline.errors === 0;
     rows.push({
-      measure: `bulk: other org's create p50 / p99 ms at ${b.rate}/s during it (vs no bulk action)`,
+      measure: `${what}: other org's create p50 / p99 ms at ${b.rate}/s during it (vs none)`,
       service: `${fmt(b.during.latency.p50)} / ${fmt(b.during.latency.p99)}`,
       baseline: `${fmt(b.baseline.latency.p50)} / ${fmt(b.baseline.latency.p99)}`,
       ratio: fmt(ratio(b.during.latency.p99, b.baseline.latency.p99), 2),
       target: 'p99 <= 50, no errors',
       result: target(
-        'bulk: create p99 ms during a bulk cancel',
+        `${what}: create p99 ms during it`,
         b.during.latency.p99,
         '<= 50',
         b.during.latency.p99 <= 50 && clean,

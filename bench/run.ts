@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,retention,stream,replica,
+// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,retention,stream,replica,
 // procs,rules,claims (some phases; rules: templates with 200 typed fields and 50 rules against the same
 // without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
@@ -88,6 +88,7 @@ const runs = (
     | 'webhooks'
     | 'fairness'
     | 'bulk'
+    | 'migrate'
     | 'retention'
     | 'stream'
     | 'replica'
@@ -179,13 +180,14 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const steady = await createTenant(db, 'Bench organization B (steady)');
     const cancelled = await createTenant(db, 'Bench organization X (bulk cancel)');
     const creating = await createTenant(db, 'Bench organization Y (creates)');
+    const moved = await createTenant(db, 'Bench organization X (bulk migration)');
     const expiring = await createTenant(db, 'Bench organization A (retention)');
     const claiming = await createTenant(db, 'Bench organization (claims)');
     const retentionCreating = await createTenant(db, 'Bench organization B (creates)');
     const rulesTenant = await createTenant(db, 'Bench rules organization');
     tenantKeyIds.push(
       ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
-      ...[cancelled, creating, expiring, retentionCreating, rulesTenant].map((t) => t.keyId),
+      ...[cancelled, creating, moved, expiring, retentionCreating, rulesTenant].map((t) => t.keyId),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -420,6 +422,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       );
       memory.enterPhase('bulk phase');
       figures.bulk = await measureBulk({
+        action: 'cancel',
         settings,
         db,
         x: cancelled,
@@ -429,6 +432,23 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after bulk phase');
+    }
+    if (runs('migrate')) {
+      log(
+        `\n[migrate] bulk migration of ${settings.migrateRuns} runs to another template version, another organization creating ${settings.bulkCreateRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('migrate phase');
+      figures.migrate = await measureBulk({
+        action: 'migrate',
+        settings,
+        db,
+        x: moved,
+        y: creating,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after migrate phase');
     }
     if (runs('retention')) {
       log(

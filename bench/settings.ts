@@ -52,6 +52,8 @@ export interface BenchSettings {
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
   bulkCreateRate: number;
   bulkBaselineSeconds: number;
+  /** Active runs the migrate phase's bulk migration moves onto version 2 (at the bulk phase's rate). */
+  migrateRuns: number;
   /** Finished, expired runs of the organization whose retention the retention phase sets. */
   retentionRuns: number;
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
@@ -107,6 +109,7 @@ export const FULL: BenchSettings = {
   bulkRuns: 100_000,
   bulkCreateRate: 200,
   bulkBaselineSeconds: 10,
+  migrateRuns: 100_000,
   retentionRuns: 1_000_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 10,
@@ -148,6 +151,7 @@ export const QUICK: BenchSettings = {
   bulkRuns: 20_000,
   bulkCreateRate: 200,
   bulkBaselineSeconds: 5,
+  migrateRuns: 20_000,
   retentionRuns: 50_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 5,

@@ -1,15 +1,18 @@
-// Phase "bulk": a bulk cancel of many runs, and what it costs the creates of another
-// organization meanwhile. Organization X holds N active runs carrying one label, seeded straight
-// into MySQL as the service stores them (one run made and stored by the service's own code, then
-// copied by the database, each copy with its own id and its run_labels row). One worker runs.
-// Organization Y creates runs through the API at a steady rate (open loop: a slow answer does not
-// slow the schedule), first with no bulk action running (the baseline), then while X's bulk
-// cancel of label=bench:bulk works through its N runs. Measured:
-//   - runs cancelled per second: done ÷ (finishedAt − startedAt) of the action as the API reports
-//     it (from the request to its last batch), and from its run.cancelled events' own times;
+// Phases "bulk" and "migrate": a bulk cancel, or a bulk migration onto another template version,
+// of many runs, and what it costs the creates of another organization meanwhile. Organization X
+// holds N active runs carrying one label, seeded straight into MySQL as the service stores them
+// (one run made and stored by the service's own code, then copied by the database, each copy
+// with its own id and its run_labels row). One worker runs. Organization Y creates runs through
+// the API at a steady rate (open loop: a slow answer does not slow the schedule), first with no
+// bulk action running (the baseline), then while X's bulk action (a cancel of label=bench:bulk,
+// or a move of X's template's runs from version 1 to a version 2 whose first page is due sooner)
+// works through its N runs. Measured:
+//   - runs changed per second: done ÷ (finishedAt − startedAt) of the action as the API reports
+//     it (from the request to its last batch), and from its events' own times;
 //   - Y's create latency p50 / p99 (client side, the response's time) with and without the bulk
 //     action running;
-//   - the result: matched = done = N, nothing skipped, exactly N run.cancelled events, one per run.
+//   - the result: matched = done = N, nothing skipped, exactly N events (run.cancelled or
+//     run.migrated), one per run.
 // The action's progress is read every 500 ms: reading it is not free, and the worker shares
 // the cores with the bench.
 import { SYSTEM } from '../../src/audit/actor.js';
@@ -23,6 +26,7 @@ import { sleep, startScript, type BenchProcess, waitForWorker } from '../process
 import { pacedCreates, type CreateRound } from '../paced-creates.js';
 import { PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
+import { TemplateStore } from '../../src/templates/template-store.js';
 
 /** The label every seeded run of X carries, and the filter of the bulk cancel. */
 const LABEL = { key: 'bench', value: 'bulk' } as const;
@@ -30,22 +34,26 @@ const FILTER = { label: [`${LABEL.key}:${LABEL.value}`] };
 const POLL_MS = 500;
 const SEED_CHUNK = 100_000;
 
+/** What the phase's bulk action does to X's runs. */
+export type BulkPhaseAction = 'cancel' | 'migrate';
+
 /** Y's creates in one round: how many were answered 200, and how long each answer took. */
 export interface BulkPhaseResult {
+  action: BulkPhaseAction;
   runs: number;
   rate: number;
   /** Seconds from the bulk request to the action's finishedAt. */
   seconds: number;
   /** done ÷ (finishedAt − startedAt), as the API reports the action. */
-  cancelledPerSecond: number;
-  /** run.cancelled events ÷ the span of their times (first to last batch). */
+  changedPerSecond: number;
+  /** The action's events ÷ the span of their times (first to last batch). */
   eventsPerSecond: number;
   matched: number;
   done: number;
   skipped: Record<string, number>;
-  /** run.cancelled events of X's runs, and the distinct runs they name. */
-  cancelledEvents: number;
-  cancelledRuns: number;
+  /** The action's events (run.cancelled, run.migrated) of X's runs, and the runs they name. */
+  changedEvents: number;
+  changedRuns: number;
   baseline: CreateRound;
   during: CreateRound;
 }
@@ -120,7 +128,47 @@ async function call<T>(
   return { status: res.status, body: (await res.json()) as T };
 }
 
+/** The event each run the action changes gets. */
+const EVENT: Record<BulkPhaseAction, string> = {
+  cancel: 'run.cancelled',
+  migrate: 'run.migrated',
+};
+
+/** The bulk action's request: its path and body. */
+function actionRequest(action: BulkPhaseAction, x: Tenant): { path: string; body: unknown } {
+  return action === 'cancel'
+    ? { path: '/bulk-cancel-workflow-runs', body: { filter: FILTER, reason: 'bench' } }
+    : {
+        path: '/bulk-migrate-workflow-runs',
+        body: {
+          filter: { ...FILTER, template_id: x.template.id },
+          from_version: 1,
+          to_version: 2,
+        },
+      };
+}
+
+/**
+ * X's template's version 2, for a migration: its pages as version 1's, its first page (the
+ * step the seeded runs are at) due in a day, so that the move counts every run's due time again.
+ */
+async function saveSecondVersion(db: Db, x: Tenant): Promise<void> {
+  const store = new TemplateStore(db);
+  const head = await store.head(x.orgId, x.template.id);
+  if (head && head.latestVersion >= 2) return;
+  const [first, ...rest] = x.template.pages;
+  const saved = await store.saveVersion(
+    x.orgId,
+    x.template.id,
+    1,
+    { name: x.template.name, pages: [{ ...first!, dueInHours: 24 }, ...rest] },
+    SYSTEM,
+  );
+  if (!saved.ok) throw new Error(`migrate: version 2 not saved (${JSON.stringify(saved)})`);
+}
+
 export async function measureBulk(deps: {
+  action: BulkPhaseAction;
   settings: BenchSettings;
   db: Db;
   /** X: the organization whose runs are cancelled. */
@@ -130,8 +178,9 @@ export async function measureBulk(deps: {
   apiUrl: string;
   log: (line: string) => void;
 }): Promise<BulkPhaseResult> {
-  const { settings, db, x, y, apiUrl, log } = deps;
-  const n = settings.bulkRuns;
+  const { action, settings, db, x, y, apiUrl, log } = deps;
+  const n = action === 'cancel' ? settings.bulkRuns : settings.migrateRuns;
+  const event = EVENT[action];
   const rate = settings.bulkCreateRate;
   const reset = async () => {
     await clearRuns(db);
@@ -140,6 +189,7 @@ export async function measureBulk(deps: {
   };
 
   await reset();
+  if (action === 'migrate') await saveSecondVersion(db, x);
   const seeded = await seedLabelled(db, x, n);
   log(`  seeded ${n} active runs labelled ${FILTER.label[0]} in ${round(seeded, 1)} s`);
 
@@ -155,13 +205,11 @@ export async function measureBulk(deps: {
       `  no bulk action: ${baseline.created} creates at ${rate}/s, p50 ${baseline.latency.p50} ms p99 ${baseline.latency.p99} ms, ${baseline.errors} errors`,
     );
 
-    // The bulk cancel, Y creating until it has completed.
-    const started = await call<BulkView>(apiUrl, x, '/bulk-cancel-workflow-runs', {
-      filter: FILTER,
-      reason: 'bench',
-    });
+    // The bulk action, Y creating until it has completed.
+    const request = actionRequest(action, x);
+    const started = await call<BulkView>(apiUrl, x, request.path, request.body);
     if (started.status !== 202) {
-      throw new Error(`bulk: the bulk cancel was answered ${started.status}`);
+      throw new Error(`bulk: ${request.path} was answered ${started.status}`);
     }
     let finished: BulkView | undefined;
     const deadline = Date.now() + 600_000;
@@ -184,27 +232,28 @@ export async function measureBulk(deps: {
 
     const [rows] = (await db.raw(
       'SELECT COUNT(*) AS n, COUNT(DISTINCT run_id) AS runs, MIN(at) AS first, MAX(at) AS last ' +
-        "FROM run_events WHERE organization_id = ? AND type = 'run.cancelled'",
-      [x.orgId],
+        'FROM run_events WHERE organization_id = ? AND type = ?',
+      [x.orgId, event],
     )) as [Array<{ n: number | string; runs: number | string; first: Date; last: Date }>];
     const events = rows[0]!;
     const eventSpan = Math.max(0.001, (events.last.getTime() - events.first.getTime()) / 1000);
     const result: BulkPhaseResult = {
+      action,
       runs: n,
       rate,
       seconds: round(seconds, 1),
-      cancelledPerSecond: round(finished.done / Math.max(0.001, seconds), 0),
+      changedPerSecond: round(finished.done / Math.max(0.001, seconds), 0),
       eventsPerSecond: round(Number(events.n) / eventSpan, 0),
       matched: finished.matched,
       done: finished.done,
       skipped: finished.skipped,
-      cancelledEvents: Number(events.n),
-      cancelledRuns: Number(events.runs),
+      changedEvents: Number(events.n),
+      changedRuns: Number(events.runs),
       baseline,
       during: duringRound,
     };
     log(
-      `  bulk cancel: ${result.done} of ${result.matched} matched runs in ${result.seconds} s (${result.cancelledPerSecond}/s; ${result.eventsPerSecond}/s by its events); ${result.cancelledEvents} run.cancelled events for ${result.cancelledRuns} runs`,
+      `  bulk ${action}: ${result.done} of ${result.matched} matched runs in ${result.seconds} s (${result.changedPerSecond}/s; ${result.eventsPerSecond}/s by its events); ${result.changedEvents} ${event} events for ${result.changedRuns} runs`,
     );
     log(
       `  during it: ${duringRound.created} creates at ${rate}/s, p50 ${duringRound.latency.p50} ms p99 ${duringRound.latency.p99} ms, ${duringRound.errors} errors`,
@@ -222,7 +271,7 @@ export function bulkMismatches(r: BulkPhaseResult): number {
     Math.abs(r.matched - r.runs) +
     Math.abs(r.done - r.runs) +
     Object.values(r.skipped).reduce((a, b) => a + b, 0) +
-    Math.abs(r.cancelledEvents - r.runs) +
-    Math.abs(r.cancelledRuns - r.runs)
+    Math.abs(r.changedEvents - r.runs) +
+    Math.abs(r.changedRuns - r.runs)
   );
 }

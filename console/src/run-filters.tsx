@@ -1,6 +1,6 @@
 // The runs' filter, as the runs screen and the bulk actions screen show it. Its values live in
-// the URL's query under the API's own parameter names (status, template_id, assignee, overdue,
-// created_after, …, label repeated), so a view can be bookmarked and shared, and the query of
+// the URL's query under the API's own parameter names (status, template_id, template_version,
+// assignee, overdue, created_after, …, label repeated), so a view can be bookmarked and shared, and the query of
 // the API call is the URL's filter as it stands.
 import { useState } from 'preact/hooks';
 import type { CountWorkflowRunsQuery } from 'workflow-run-client';
@@ -10,6 +10,8 @@ import { RUN_STATUSES, type RunStatus } from './vocabulary.js';
 export interface RunFilterValues {
   statuses: RunStatus[];
   templateId: string;
+  /** A version of the template (digits), or '' for any; only with templateId. */
+  templateVersion: string;
   assignee: string;
   /** '' (either), 'true' or 'false'. */
   overdue: '' | 'true' | 'false';
@@ -24,6 +26,7 @@ export interface RunFilterValues {
 export const EMPTY_FILTER: RunFilterValues = {
   statuses: [],
   templateId: '',
+  templateVersion: '',
   assignee: '',
   overdue: '',
   createdAfter: '',
@@ -36,11 +39,14 @@ export const EMPTY_FILTER: RunFilterValues = {
 /** The filter a URL's query holds (unknown values are left out). */
 export function filterFromQuery(query: URLSearchParams): RunFilterValues {
   const overdue = query.get('overdue');
+  const templateId = query.get('template_id') ?? '';
+  const version = query.get('template_version') ?? '';
   return {
     statuses: (query.get('status') ?? '')
       .split(',')
       .filter((s): s is RunStatus => (RUN_STATUSES as readonly string[]).includes(s)),
-    templateId: query.get('template_id') ?? '',
+    templateId,
+    templateVersion: templateId && /^[1-9]\d{0,8}$/.test(version) ? version : '',
     assignee: query.get('assignee') ?? '',
     overdue: overdue === 'true' || overdue === 'false' ? overdue : '',
     createdAfter: query.get('created_after') ?? '',
@@ -59,6 +65,8 @@ export function filterQuery(filter: RunFilterValues): CountWorkflowRunsQuery {
   return {
     status: filter.statuses.length ? filter.statuses.join(',') : undefined,
     template_id: filter.templateId || undefined,
+    template_version:
+      filter.templateId && filter.templateVersion ? Number(filter.templateVersion) : undefined,
     assignee: filter.assignee || undefined,
     overdue: filter.overdue ? filter.overdue === 'true' : undefined,
     created_after: filter.createdAfter || undefined,
@@ -104,6 +112,15 @@ export function RunFilterForm({
     (api) => api.page('getWorkflowTemplates', { limit: 100 }).then((p) => p.items),
     [],
   );
+  const versions = useLoad(
+    (api) =>
+      draft.templateId
+        ? api
+            .page('getWorkflowTemplateVersions', { id: draft.templateId, limit: 100 })
+            .then((p) => p.items)
+        : Promise.resolve([]),
+    [draft.templateId],
+  );
   const set = <K extends keyof RunFilterValues>(key: K, v: RunFilterValues[K]) =>
     setDraft({ ...draft, [key]: v });
   const id = (name: string) => `${idPrefix}-${name}`;
@@ -148,7 +165,9 @@ export function RunFilterForm({
           <select
             id={id('template')}
             value={draft.templateId}
-            onChange={(event) => set('templateId', event.currentTarget.value)}
+            onChange={(event) =>
+              setDraft({ ...draft, templateId: event.currentTarget.value, templateVersion: '' })
+            }
           >
             <option value="">Any template</option>
             {(templates.data ?? []).map((t) => (
@@ -161,6 +180,27 @@ export function RunFilterForm({
             )}
           </select>
         </label>
+        {draft.templateId && (
+          <label class="field" for={id('template-version')}>
+            <span>Template version</span>
+            <select
+              id={id('template-version')}
+              value={draft.templateVersion}
+              onChange={(event) => set('templateVersion', event.currentTarget.value)}
+            >
+              <option value="">Any version</option>
+              {(versions.data ?? []).map((v) => (
+                <option key={v.version} value={String(v.version)}>
+                  Version {v.version}
+                </option>
+              ))}
+              {draft.templateVersion &&
+                !versions.data?.some((v) => String(v.version) === draft.templateVersion) && (
+                  <option value={draft.templateVersion}>Version {draft.templateVersion}</option>
+                )}
+            </select>
+          </label>
+        )}
         <label class="field" for={id('assignee')}>
           <span>Assignee</span>
           <input

@@ -8,22 +8,32 @@ import type {
   AuditEntryType,
   BulkAction,
   DeliveryStatus,
+  ErrorCode,
+  MigrateWorkflowRunRequest,
   RunEventType,
   RunStatus,
   Scope,
   WorkflowRunDetail,
+  WorkflowRunMigration,
   WorkflowTemplateDetail,
 } from 'workflow-run-client';
 import { RUN_STATUSES } from '../../src/runs/run-status.js';
 import { FIELD_TYPES } from '../../src/templates/definition/definition-types.js';
 
-export type { Actor, DeliveryStatus, RunStatus, Scope };
+export type { Actor, DeliveryStatus, ErrorCode, RunStatus, Scope };
 /** The service's own lists (modules that import nothing), checked against the client's types below. */
 export { FIELD_TYPES, RUN_STATUSES };
 /** An event of a run: a webhook's, a stream's and a history entry's type. */
 export type EventType = RunEventType;
 export type AuditType = AuditEntryType;
 export type BulkActionKind = BulkAction['action'];
+
+/** What moving a run onto another version did (or would do): a run.migrated event's data. */
+export type Migration = WorkflowRunMigration['migration'];
+/** A page of the run's version to the target's page it becomes (null: none). */
+export type PageMap = NonNullable<MigrateWorkflowRunRequest['page_map']>;
+/** A bulk migration's plan, as its bulk action shows it. */
+export type BulkMigration = NonNullable<BulkAction['migration']>;
 
 export type RunStep = WorkflowRunDetail['steps'][number];
 export type RunHistoryEntry = WorkflowRunDetail['history'][number];
@@ -73,6 +83,7 @@ export const EVENT_TYPES = [
   'run.failed',
   'run.cancelled',
   'run.retried',
+  'run.migrated',
   'run.deleted',
 ] as const satisfies readonly EventType[];
 

@@ -390,19 +390,30 @@ describe('moving runs to another template version', function () {
     await worker!.stop();
     worker = undefined;
     worker = await startWorker(env);
-    const ids = await Promise.all(Array.from({ length: 12 }, () => atReview()));
+    const ids = await Promise.all(Array.from({ length: 16 }, () => atReview()));
     // Completions then wait: the race is between the two requests alone.
     await worker.stop();
     worker = undefined;
+    // Each pair is sent together, in either order, and a few with the other a moment later.
+    const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const outcomes = await Promise.all(
-      ids.map(async (id) => {
-        const [move, completion] = await Promise.all([
-          migrate({ workflow_run_id: id, to_version: 2, page_map: RENAMED }),
-          client.completeStep({ workflow_run_id: id, step_name: 'Review' }),
-        ]);
+      ids.map(async (id, i) => {
+        const lag = [0, 0, 5, 15][i % 4]!;
+        const moving = async () => {
+          if (i % 2 === 1) await after(lag);
+          return migrate({ workflow_run_id: id, to_version: 2, page_map: RENAMED });
+        };
+        const completing = async () => {
+          if (i % 2 === 0) await after(lag);
+          return client.completeStep({ workflow_run_id: id, step_name: 'Review' });
+        };
+        const [move, completion] = await Promise.all([moving(), completing()]);
         return { id, move, completion };
       }),
     );
+    // Both orders happened: the race was a race.
+    expect(outcomes.some((o) => o.move.status === 200)).to.equal(true);
+    expect(outcomes.some((o) => o.completion.status === 202)).to.equal(true);
     worker = await startWorker(env);
     for (const { id, move, completion } of outcomes) {
       const moved = move.status === 200;

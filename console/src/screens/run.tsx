@@ -10,6 +10,7 @@ import { valueWords } from '../field-types.js';
 import { href } from '../router.js';
 import { ruleLabel } from '../rule-words.js';
 import { openStream } from '../stream.js';
+import { MigrateRun } from './run-migration.js';
 import {
   ActionButton,
   confirmAction,
@@ -69,6 +70,7 @@ function RunView({ id }: { id: string }) {
   );
   const [notice, say] = useNotice();
   const [actionError, setActionError] = useState<unknown>(null);
+  const [migrating, setMigrating] = useState(false);
   const stream = useRunStream(id, run);
 
   if (run.error && !run.data) {
@@ -144,6 +146,16 @@ function RunView({ id }: { id: string }) {
       </p>
       <ScreenHeader title={data.workflowName}>
         {cancellable && (
+          <ActionButton
+            scope="runs:write"
+            aria-expanded={migrating}
+            aria-controls={migrating ? 'migrate-run' : undefined}
+            onClick={() => setMigrating(true)}
+          >
+            Move to version…
+          </ActionButton>
+        )}
+        {cancellable && (
           <ActionButton scope="runs:write" class="danger" onClick={() => void cancel()}>
             Cancel run
           </ActionButton>
@@ -167,6 +179,20 @@ function RunView({ id }: { id: string }) {
       {run.error && <ErrorBanner error={run.error} title="The run could not be read again" />}
       <Outcome run={data} />
       <Facts run={data} />
+      {migrating && cancellable && (
+        <MigrateRun
+          key={data.templateVersion}
+          run={data}
+          from={template}
+          canTemplates={canTemplates}
+          onClose={() => setMigrating(false)}
+          onMoved={(migration) => {
+            setMigrating(false);
+            say(`Moved to version ${migration.toVersion} from version ${migration.fromVersion}.`);
+            run.reload();
+          }}
+        />
+      )}
       {data.status === 'active' && data.currentStepName && (
         <CompleteStep
           key={data.currentStepName}
@@ -696,6 +722,7 @@ const EVENT_WORDS: Record<EventType, string> = {
   'run.failed': 'Failed',
   'run.cancelled': 'Cancelled',
   'run.retried': 'Retried',
+  'run.migrated': 'Moved to another version',
   'run.deleted': 'Deleted',
 };
 
@@ -730,7 +757,7 @@ function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleName
                     !
                   </span>
                 )}
-                <strong>{EVENT_WORDS[e.type]}</strong> <code class="muted">{e.type}</code>
+                <strong>{eventHead(e)}</strong> <code class="muted">{e.type}</code>
               </p>
               <p class="event-meta">
                 <Time value={e.at} /> · by {actorText(e.actor)}
@@ -742,6 +769,30 @@ function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleName
       )}
     </div>
   );
+}
+
+/** An event's title: its type in words ("Moved to version 3 from version 2" for a move). */
+function eventHead(entry: RunHistoryEntry): string {
+  const d = entry.data;
+  if (
+    entry.type === 'run.migrated' &&
+    typeof d.toVersion === 'number' &&
+    typeof d.fromVersion === 'number'
+  ) {
+    return `Moved to version ${d.toVersion} from version ${d.fromVersion}`;
+  }
+  return EVENT_WORDS[entry.type];
+}
+
+/** A string-to-string record in an event's data ({} when it is not one). */
+function record(value: unknown): Array<[string, string]> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value).map(([k, v]) => [k, v === null ? 'none' : String(v)]);
+}
+
+/** A list of names in an event's data ([] when it is not one). */
+function names(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
 }
 
 /** A rule's index in an event's data, when it has one. */
@@ -839,6 +890,33 @@ function EventDetail({ entry, rule }: { entry: RunHistoryEntry; rule: RuleNamer 
       if (str(d.change)) parts.push(`change: ${str(d.change)}`);
       if (step) parts.push(`step ${step}`);
       break;
+    case 'run.migrated': {
+      if (step) parts.push(`at step ${step}`);
+      if (str(d.assignee)) parts.push(`assigned to ${str(d.assignee)}`);
+      const renamed = record(d.pageMap).filter(([from, to]) => from !== to);
+      if (renamed.length)
+        parts.push(`pages: ${renamed.map(([from, to]) => `${from} became ${to}`).join(', ')}`);
+      const left = names(d.unmappedPages);
+      if (left.length) parts.push(`left behind: ${left.join(', ')}`);
+      const incompatible = new Set(names(d.incompatibleFields));
+      const dropped = record(d.droppedFields);
+      if (dropped.length) {
+        const values = dropped.map(
+          ([k, v]) => `${k} = “${v}”${incompatible.has(k) ? ' (incompatible)' : ''}`,
+        );
+        parts.push(`dropped: ${values.join(', ')}`);
+      }
+      const defaulted = names(d.defaultedFields);
+      if (defaulted.length) parts.push(`defaulted: ${defaulted.join(', ')}`);
+      const skipped = names(d.skippedSteps);
+      if (skipped.length) parts.push(`steps skipped: ${skipped.join(', ')}`);
+      const unassigned = record(d.droppedAssignments);
+      if (unassigned.length)
+        parts.push(
+          `assignments dropped: ${unassigned.map(([page, user]) => `${page} (${user})`).join(', ')}`,
+        );
+      break;
+    }
     default:
       break;
   }
