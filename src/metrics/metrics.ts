@@ -25,7 +25,7 @@ export const runsCreated = new Counter({
 
 export const changesApplied = new Counter({
   name: 'wrs_run_changes_total',
-  help: 'Changes of runs committed, by type (start, complete_step, cancel, retry, overdue, fail).',
+  help: 'Changes of runs committed, by type (create, start, complete_step, cancel, retry, clock, assign, migrate, fail, delete).',
   labelNames: ['type'] as const,
   registers: [registry],
 });
