@@ -35,9 +35,7 @@ export const stepDueJob: JobKind<StepDueData, number> = {
 export type StepDueJobs = KindQueue<StepDueData, number>;
 
 /** The second a due date falls in, as the time the job for it fires (its end). */
-export function dueBucket(dueDate: Date): number {
-  return Math.ceil(dueDate.getTime() / 1000) * 1000;
-}
+export { secondBucket as dueBucket } from './second-timers.js';
 
 /** One timer per second: scheduling it again adds nothing. */
 export function stepDueJobId(data: StepDueData): string {

@@ -5,6 +5,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { RUN_EVENT_DATA } from '../runs/run-events.js';
 import { WorkflowRunSchema } from '../runs/run-schemas.js';
 import { TEMPLATE_LIMITS } from '../templates/definition/definition-types.js';
+import { unnamed } from '../lib/unnamed.js';
 
 const version = { type: 'integer', minimum: 1 } as const;
 
@@ -43,10 +44,7 @@ export const MigrateRunBodySchema = {
 
 export type MigrateRunBody = FromSchema<typeof MigrateRunBodySchema>;
 
-/** The WorkflowRun schema inside another: the document holds no references, so without its $id. */
-const runSchema = Object.fromEntries(
-  Object.entries(WorkflowRunSchema).filter(([key]) => key !== '$id'),
-) as Omit<typeof WorkflowRunSchema, '$id'>;
+const runSchema = unnamed(WorkflowRunSchema);
 
 /** The answer to a migration: what it did (or would do) and the run after it. */
 export const WorkflowRunMigrationSchema = {

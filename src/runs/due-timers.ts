@@ -4,53 +4,32 @@
 // when it fires, every step whose wake time came gets what it owes (state/step-clock.ts). MySQL
 // decides (wakeRun re-reads the run and guards its write), Redis only keeps time: a timer lost
 // with Redis is made up for by the reconciler, which runs the same sweep.
-import { dueBucket, type StepDueJobs } from '../jobs/step-due.js';
+import { SecondTimers } from '../jobs/second-timers.js';
+import type { StepDueJobs } from '../jobs/step-due.js';
 import { countChange } from '../metrics/metrics.js';
 import { wakeStep } from './run-state.js';
 import type { RunRecord } from './run-record.js';
 import type { RunStore } from './run-store.js';
 
-/** Seconds remembered as scheduled, at most: past it the memory starts again (see DueTimers). */
-const REMEMBERED_MAX = 100_000;
-
+/** The timers of current steps (jobs/second-timers.ts: one delayed job per second). */
 export class DueTimers {
-  /**
-   * The seconds (their firing times) this process has handed a timer to Redis for and that
-   * have not come yet. Under a steady flow every batch of started runs falls due in the same
-   * few seconds: asking Redis each time for a timer it already holds (the job id makes it a
-   * no-op) cost a worker a BullMQ call per batch. A remembered timer that Redis then loses is
-   * made up for by the reconciler, like any lost timer.
-   */
-  private readonly scheduled = new Set<number>();
-  private forgottenUntil = 0;
+  private readonly timers: SecondTimers;
 
-  constructor(private readonly timers: StepDueJobs) {}
-
-  /**
-   * Schedules the timers of runs whose current step has a wake time.
-   * Best effort, after the change was committed, and never throws: a timer Redis does not
-   * take is made up for by the reconciler.
-   */
-  async schedule(runs: readonly RunRecord[], now = Date.now()): Promise<void> {
-    this.forgetPast(now);
-    const buckets = new Set<number>();
-    for (const run of runs) {
-      if (run.status === 'active' && run.currentStepWakeAt) {
-        const dueAt = dueBucket(run.currentStepWakeAt);
-        if (dueAt <= now || !this.scheduled.has(dueAt)) buckets.add(dueAt);
-      }
-    }
-    if (buckets.size === 0) return;
-    if (!(await this.timers.enqueue([...buckets], { now }))) return; // logged; not remembered
-    if (this.scheduled.size + buckets.size > REMEMBERED_MAX) this.scheduled.clear();
-    for (const dueAt of buckets) if (dueAt > now) this.scheduled.add(dueAt);
+  constructor(jobs: StepDueJobs) {
+    this.timers = new SecondTimers(jobs);
   }
 
-  /** Drops the remembered seconds that have come (at most once a second). */
-  private forgetPast(now: number): void {
-    if (now < this.forgottenUntil) return;
-    this.forgottenUntil = now + 1000;
-    for (const dueAt of this.scheduled) if (dueAt <= now) this.scheduled.delete(dueAt);
+  /**
+   * Schedules the timers of runs whose current step has a wake time. Best effort, after the
+   * change was committed, and never throws: a timer Redis does not take is made up for by the
+   * reconciler.
+   */
+  schedule(runs: readonly RunRecord[], now = Date.now()): Promise<void> {
+    const times: Date[] = [];
+    for (const run of runs) {
+      if (run.status === 'active' && run.currentStepWakeAt) times.push(run.currentStepWakeAt);
+    }
+    return times.length === 0 ? Promise.resolve() : this.timers.at(times, now);
   }
 }
 
