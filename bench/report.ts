@@ -8,6 +8,7 @@ import type { E2ePhaseResult } from './phases/e2e-latency.js';
 import type { SteadyPhaseResult, SteadyRound } from './phases/steady-state.js';
 import { FLOW_SIZES, type FloorPhaseResult } from './phases/write-floor.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
+import type { SchedulesPhaseResult } from './phases/schedules.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
 import type { ProcsPhaseResult } from './phases/api-processes.js';
@@ -62,6 +63,7 @@ export interface Figures {
   bulk?: BulkPhaseResult;
   /** The same phase with a bulk migration onto another template version. */
   migrate?: BulkPhaseResult;
+  schedules?: SchedulesPhaseResult;
   stream?: StreamResult;
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
@@ -497,6 +499,66 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         '<= 50',
         b.during.latency.p99 <= 50 && clean,
       ),
+    });
+  }
+
+  if (f.schedules) {
+    const { burst, steady, doubled } = f.schedules;
+    rows.push({
+      measure: `schedules: ${burst.schedules} due at once, the last run visible after (s)`,
+      service: fmt(burst.lastAfter, 2),
+      baseline: '',
+      ratio: '',
+      target: '<= 10',
+      result: target(
+        'schedules: seconds to fire a burst',
+        burst.lastAfter,
+        '<= 10',
+        burst.lastAfter <= 10 && burst.runs === burst.schedules,
+      ),
+    });
+    rows.push({
+      measure: `schedules: the burst's lag p50 / p99 ms (${burst.runs} runs)`,
+      service: `${fmt(burst.lag.p50)} / ${fmt(burst.lag.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    });
+    rows.push({
+      measure: `schedules: ${steady.schedules} every minute, lag p50 / p99 ms (${steady.runs} runs, ${steady.firings} minutes)`,
+      service: `${fmt(steady.lag.p50)} / ${fmt(steady.lag.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: 'p99 <= 1000',
+      result: target(
+        'schedules: lag p99 ms',
+        steady.lag.p99,
+        '<= 1000',
+        steady.lag.p99 <= 1000 && steady.runs === steady.schedules * steady.firings,
+      ),
+    });
+    const clean = steady.during.errors === 0 && steady.baseline.errors === 0;
+    rows.push({
+      measure: `schedules: other org's create p50 / p99 ms at ${steady.during.sent ? Math.round(steady.during.sent / steady.during.seconds) : 0}/s beside them (vs none)`,
+      service: `${fmt(steady.during.latency.p50)} / ${fmt(steady.during.latency.p99)}`,
+      baseline: `${fmt(steady.baseline.latency.p50)} / ${fmt(steady.baseline.latency.p99)}`,
+      ratio: fmt(ratio(steady.during.latency.p99, steady.baseline.latency.p99), 2),
+      target: 'p99 <= 50, no errors',
+      result: target(
+        'schedules: create p99 ms beside them',
+        steady.during.latency.p99,
+        '<= 50',
+        steady.during.latency.p99 <= 50 && clean,
+      ),
+    });
+    rows.push({
+      measure: 'schedules: runs created twice for one scheduled time',
+      service: String(doubled),
+      baseline: '',
+      ratio: '',
+      target: '= 0',
+      result: target('schedules: doubled runs', doubled, '= 0', doubled === 0),
     });
   }
 

@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,retention,stream,replica,
+// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,schedules,retention,stream,replica,
 // procs,rules,claims (some phases; rules: templates with 200 typed fields and 50 rules against the same
 // without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
@@ -41,6 +41,7 @@ import { measureEndToEnd } from './phases/e2e-latency.js';
 import { measureSteadyState } from './phases/steady-state.js';
 import { measureWriteFloor } from './phases/write-floor.js';
 import { measureBulk } from './phases/bulk.js';
+import { measureSchedules } from './phases/schedules.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureRetention } from './phases/retention.js';
@@ -89,6 +90,7 @@ const runs = (
     | 'fairness'
     | 'bulk'
     | 'migrate'
+    | 'schedules'
     | 'retention'
     | 'stream'
     | 'replica'
@@ -181,13 +183,16 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     const cancelled = await createTenant(db, 'Bench organization X (bulk cancel)');
     const creating = await createTenant(db, 'Bench organization Y (creates)');
     const moved = await createTenant(db, 'Bench organization X (bulk migration)');
+    const scheduling = await createTenant(db, 'Bench organization (schedules)');
     const expiring = await createTenant(db, 'Bench organization A (retention)');
     const claiming = await createTenant(db, 'Bench organization (claims)');
     const retentionCreating = await createTenant(db, 'Bench organization B (creates)');
     const rulesTenant = await createTenant(db, 'Bench rules organization');
     tenantKeyIds.push(
       ...[tenant, workerTenant, small, big, hooked, backlogged, steady].map((t) => t.keyId),
-      ...[cancelled, creating, moved, expiring, retentionCreating, rulesTenant].map((t) => t.keyId),
+      ...[cancelled, creating, moved, scheduling, expiring, retentionCreating, rulesTenant].map(
+        (t) => t.keyId,
+      ),
     );
 
     // The peer: its database (the same tenants' keys and templates), unless none answers.
@@ -449,6 +454,22 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after migrate phase');
+    }
+    if (runs('schedules')) {
+      log(
+        `\n[schedules] ${settings.scheduleBurst} schedules due at once; ${settings.scheduleSteady} every minute for ${settings.scheduleMinutes} minutes beside creates at ${settings.bulkCreateRate}/s (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('schedules phase');
+      figures.schedules = await measureSchedules({
+        settings,
+        db,
+        scheduling,
+        creating,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      memory.sample('after schedules phase');
     }
     if (runs('retention')) {
       log(

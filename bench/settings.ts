@@ -54,6 +54,11 @@ export interface BenchSettings {
   bulkBaselineSeconds: number;
   /** Active runs the migrate phase's bulk migration moves onto version 2 (at the bulk phase's rate). */
   migrateRuns: number;
+  /** Schedules due in the same second (the schedules phase's burst). */
+  scheduleBurst: number;
+  /** Schedules firing every minute, for scheduleMinutes, beside creates at bulkCreateRate. */
+  scheduleSteady: number;
+  scheduleMinutes: number;
   /** Finished, expired runs of the organization whose retention the retention phase sets. */
   retentionRuns: number;
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
@@ -110,6 +115,9 @@ export const FULL: BenchSettings = {
   bulkCreateRate: 200,
   bulkBaselineSeconds: 10,
   migrateRuns: 100_000,
+  scheduleBurst: 10_000,
+  scheduleSteady: 1_000,
+  scheduleMinutes: 3,
   retentionRuns: 1_000_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 10,
@@ -152,6 +160,9 @@ export const QUICK: BenchSettings = {
   bulkCreateRate: 200,
   bulkBaselineSeconds: 5,
   migrateRuns: 20_000,
+  scheduleBurst: 10_000,
+  scheduleSteady: 1_000,
+  scheduleMinutes: 2,
   retentionRuns: 50_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 5,

@@ -16,6 +16,7 @@ import * as templateRules from './20261127110000_template_rules.js';
 import * as stepWake from './20261128000000_step_wake.js';
 import * as taskInbox from './20261128010000_task_inbox.js';
 import * as bulkMigration from './20261129000000_bulk_migration.js';
+import * as schedules from './20261130000000_schedules.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '20261128000000_step_wake': stepWake,
   '20261128010000_task_inbox': taskInbox,
   '20261129000000_bulk_migration': bulkMigration,
+  '20261130000000_schedules': schedules,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,6 +12,9 @@ import { bulkSchemas } from './bulk/bulk-schemas.js';
 import type { BulkService } from './bulk/bulk-service.js';
 import type { MigrationService } from './run-migration/migration-service.js';
 import { migrationRoutes } from './run-migration/migration-routes.js';
+import type { ScheduleService } from './schedules/schedule-service.js';
+import { scheduleRoutes } from './schedules/schedule-routes.js';
+import { scheduleSchemas } from './schedules/schedule-schemas.js';
 import type { KeyStore } from './auth/key-store.js';
 import { keyRoutes } from './auth/key-routes.js';
 import { keySchemas } from './auth/key-schemas.js';
@@ -68,6 +71,7 @@ export interface AppDeps {
   runService: RunService;
   bulkService: BulkService;
   migrationService: MigrationService;
+  scheduleService: ScheduleService;
   webhookService: WebhookService;
   keyService: KeyService;
   retentionService: RetentionService;
@@ -102,6 +106,11 @@ export function apiRoutes(deps: AppDeps): Route[] {
       defaultLimit: config.listDefaultLimit,
     }),
     ...migrationRoutes({ service: deps.migrationService }),
+    ...scheduleRoutes({
+      service: deps.scheduleService,
+      schemas: scheduleSchemas(config),
+      defaultLimit: config.listDefaultLimit,
+    }),
     ...bulkRoutes({ service: deps.bulkService, schemas: bulkSchemas(config) }),
     ...templateRoutes({
       service: deps.templateService,

@@ -29,6 +29,10 @@ import { RunNotifier } from './runs/run-notifier.js';
 import { RunService } from './runs/run-service.js';
 import { DueTimers } from './runs/due-timers.js';
 import { MigrationService } from './run-migration/migration-service.js';
+import { SecondTimers } from './jobs/second-timers.js';
+import { templateResolver } from './schedules/schedule-runner.js';
+import { ScheduleService } from './schedules/schedule-service.js';
+import { ScheduleStore } from './schedules/schedule-store.js';
 import { RunStore } from './runs/run-store.js';
 import { rehearsalBody, rehearseCreates } from './runs/create-rehearsal.js';
 import { Readiness, rehearseRequests } from './warm-up.js';
@@ -91,12 +95,9 @@ const runs = new RunStore(db, {
   reader,
 });
 const settings = new SettingsStore(db, config.writeTimeoutMs);
-const runService = new RunService(
-  templates,
-  runs,
-  new RunNotifier(queues.get('applyRuns')),
-  log,
-  (organizationId) => settings.cachedTimeZone(organizationId),
+const notifier = new RunNotifier(queues.get('applyRuns'));
+const runService = new RunService(templates, runs, notifier, log, (organizationId) =>
+  settings.cachedTimeZone(organizationId),
 );
 // Redeliveries are enqueued by the API; the workers make every other delivery job.
 const webhookService = new WebhookService(
@@ -131,6 +132,14 @@ const app = createApp({
     new BulkStore(db, config.writeTimeoutMs),
     queues.get('bulkAction'),
     templates,
+  ),
+  scheduleService: new ScheduleService(
+    new ScheduleStore(db, config.writeTimeoutMs, eventSignal.committed),
+    templates,
+    templateResolver(templates),
+    (organizationId) => settings.cachedTimeZone(organizationId),
+    notifier,
+    new SecondTimers(queues.get('scheduleTick')),
   ),
   migrationService: new MigrationService(
     templates,

@@ -22,6 +22,10 @@ import { BulkRunner } from '../src/bulk/bulk-runner.js';
 import { BulkStore } from '../src/bulk/bulk-store.js';
 import { TemplateStore } from '../src/templates/template-store.js';
 import { stepDueProcessor } from './processors/step-due.js';
+import { scheduleTickProcessor } from './processors/schedule-tick.js';
+import { ScheduleRunner, templateResolver } from '../src/schedules/schedule-runner.js';
+import { ScheduleStore } from '../src/schedules/schedule-store.js';
+import { SecondTimers } from '../src/jobs/second-timers.js';
 import { webhookDeliveryProcessor } from './processors/webhook-delivery.js';
 import { runRetentionProcessor } from './processors/run-retention.js';
 import { retentionTicker } from '../src/jobs/run-retention.js';
@@ -117,6 +121,23 @@ const bulkRunner = new BulkRunner({
   log,
   batchSize: config.bulkBatchSize,
 });
+// Schedules: a sweep fires what is owed; after its commit the runs go to the appliers, their
+// events out at once, and the schedules' next wake times get their timers.
+const scheduleStore = new ScheduleStore(db, config.writeTimeoutMs, eventSignal.committed);
+const scheduleTimers = new SecondTimers(queues.get('scheduleTick'));
+const scheduleRunner = new ScheduleRunner({
+  store: scheduleStore,
+  templateFor: templateResolver(templates),
+  timeZoneOf: (organizationId) => settings.cachedTimeZone(organizationId),
+  afterSweep: async ({ runs, wakes }) => {
+    if (runs.length > 0) {
+      dispatcher.wake();
+      await queues.get('applyRuns').enqueue(runs.map((run) => run.organizationId));
+    }
+    await scheduleTimers.at(wakes);
+  },
+  log,
+});
 const retentionPass = new RetentionPass(
   new RunDeletionStore(db, config.writeTimeoutMs),
   settings,
@@ -135,6 +156,7 @@ const processors: Processors = {
     pacer: new TurnPacer(config.workerGatherMs),
   }),
   stepDue: stepDueProcessor({ store, dueTimers }),
+  scheduleTick: scheduleTickProcessor({ runner: scheduleRunner }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer, stopping: () => stopping }),
   bulkAction: bulkActionProcessor({ runner: bulkRunner, stopping: () => stopping }),
   runRetention: runRetentionProcessor({ pass: retentionPass }),
@@ -166,6 +188,10 @@ const reconciler = new Reconciler(
     deliveries: { store: deliveries, jobs: deliveryJobs },
     apiKeys: new KeyStore(db, 0, { writeTimeoutMs: config.writeTimeoutMs }),
     bulkActions: { store: bulkActions, jobs: queues.get('bulkAction') },
+    schedules: {
+      nextWake: () => scheduleStore.nextWake(),
+      sweepAll: (now) => scheduleRunner.sweepAll(now),
+    },
   },
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,

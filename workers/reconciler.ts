@@ -12,7 +12,8 @@
 //     turn claims what it sends, so a doubled turn sends nothing twice);
 //   - expired Idempotency-Keys are deleted;
 //   - API keys past their expiry are recorded in the audit log, once each (api_key.expired);
-//   - running bulk actions are offered a job (a no-op while one is queued or worked).
+//   - running bulk actions are offered a job (a no-op while one is queued or worked);
+//   - schedules whose wake time passed a while ago (their timer lost) are swept.
 import type { RunJobs } from '../src/jobs/apply-runs.js';
 import type { BulkStore } from '../src/bulk/bulk-store.js';
 import type { BulkActionJobs } from '../src/jobs/bulk-action.js';
@@ -35,6 +36,8 @@ export interface ReconcilerSweeps {
   deliveries: { store: DeliveryStore; jobs: DeliveryJobs };
   apiKeys: Pick<KeyStore, 'recordExpiries'>;
   bulkActions: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs };
+  /** The schedules: when the earliest is owed a look, and the sweep that fires what is owed. */
+  schedules?: { nextWake(): Promise<Date | undefined>; sweepAll(now?: Date): Promise<number> };
 }
 
 export class Reconciler {
@@ -47,6 +50,7 @@ export class Reconciler {
   private readonly webhooks: { store: DeliveryStore; jobs: DeliveryJobs };
   private readonly apiKeys: Pick<KeyStore, 'recordExpiries'>;
   private readonly bulkActions: { store: Pick<BulkStore, 'running'>; jobs: BulkActionJobs };
+  private readonly schedules: ReconcilerSweeps['schedules'];
 
   constructor(
     /** What it sweeps: each store MySQL answers from, and the queue it enqueues on. */
@@ -61,6 +65,7 @@ export class Reconciler {
     this.webhooks = sweeps.deliveries;
     this.apiKeys = sweeps.apiKeys;
     this.bulkActions = sweeps.bulkActions;
+    this.schedules = sweeps.schedules;
     this.loop = new Periodic(() => this.reconcileOnce(), {
       intervalMs: options.intervalMs,
       onError: (err) => log.warn('reconcile pass failed', { err }),
@@ -81,7 +86,8 @@ export class Reconciler {
     const done =
       (await this.reenqueueUnapplied()) +
       (await this.markPastDue()) +
-      (await this.reenqueueDeliveries());
+      (await this.reenqueueDeliveries()) +
+      (await this.fireLateSchedules());
     await this.keys.deleteExpired();
     await this.recordKeyExpiries();
     await this.offerBulkActions();
@@ -95,6 +101,16 @@ export class Reconciler {
   private async offerBulkActions(): Promise<void> {
     const running = await this.bulkActions.store.running(this.options.batch ?? 1000);
     if (running.length > 0) await this.bulkActions.jobs.enqueue(running);
+  }
+
+  /** Schedules owed a look more than afterMs ago (their timer lost): swept, as a timer would. */
+  private async fireLateSchedules(): Promise<number> {
+    if (!this.schedules) return 0;
+    const wake = await this.schedules.nextWake();
+    if (!wake || wake.getTime() > Date.now() - this.options.afterMs) return 0;
+    const fired = await this.schedules.sweepAll(new Date());
+    if (fired > 0) this.log.info('fired schedules whose timers were lost', { runs: fired });
+    return fired;
   }
 
   /** Keys past their expiry, recorded once each; a few bounded batches a pass. */

@@ -27,6 +27,7 @@ export function bulkFilter(filter: RunFilterValues): BulkFilter {
   if (filter.updatedAfter) body.updated_after = filter.updatedAfter;
   if (filter.updatedBefore) body.updated_before = filter.updatedBefore;
   if (filter.labels.length) body.label = filter.labels;
+  if (filter.scheduleId) body.schedule_id = filter.scheduleId;
   return body;
 }
 

@@ -10,6 +10,8 @@ import { BulkScreen } from './screens/bulk.js';
 import { KeysScreen } from './screens/keys.js';
 import { RunScreen } from './screens/run.js';
 import { RunsScreen } from './screens/runs.js';
+import { ScheduleScreen } from './screens/schedule.js';
+import { SchedulesScreen } from './screens/schedules.js';
 import { SignIn } from './screens/sign-in.js';
 import { TasksScreen } from './screens/tasks.js';
 import { TemplateScreen } from './screens/template.js';
@@ -32,6 +34,12 @@ const NAV: NavItem[] = [
   { path: '/', label: 'Runs', scope: 'runs:read', owns: (p) => p === '/' || p.startsWith('/runs') },
   { path: '/tasks', label: 'Tasks', scope: 'runs:read', owns: (p) => p.startsWith('/tasks') },
   { path: '/bulk', label: 'Bulk actions', scope: 'runs:read', owns: (p) => p.startsWith('/bulk') },
+  {
+    path: '/schedules',
+    label: 'Schedules',
+    scope: 'schedules:read',
+    owns: (p) => p.startsWith('/schedules'),
+  },
   {
     path: '/templates',
     label: 'Templates',
@@ -61,6 +69,12 @@ function screenFor(location: Location) {
       return <TasksScreen location={location} />;
     case 'bulk':
       return <BulkScreen location={location} />;
+    case 'schedules':
+      return id ? (
+        <ScheduleScreen id={id} location={location} />
+      ) : (
+        <SchedulesScreen location={location} />
+      );
     case 'templates':
       return id ? <TemplateScreen id={id} location={location} /> : <TemplatesScreen />;
     case 'webhooks':

@@ -1,6 +1,6 @@
 // The runs' filter, as the runs screen and the bulk actions screen show it. Its values live in
 // the URL's query under the API's own parameter names (status, template_id, template_version,
-// assignee, overdue, created_after, …, label repeated), so a view can be bookmarked and shared, and the query of
+// assignee, overdue, created_after, …, label repeated, schedule_id), so a view can be bookmarked and shared, and the query of
 // the API call is the URL's filter as it stands.
 import { useState } from 'preact/hooks';
 import type { CountWorkflowRunsQuery } from 'workflow-run-client';
@@ -21,6 +21,8 @@ export interface RunFilterValues {
   updatedBefore: string;
   /** key:value pairs. */
   labels: string[];
+  /** The runs a schedule created: its id. */
+  scheduleId: string;
 }
 
 export const EMPTY_FILTER: RunFilterValues = {
@@ -34,6 +36,7 @@ export const EMPTY_FILTER: RunFilterValues = {
   updatedAfter: '',
   updatedBefore: '',
   labels: [],
+  scheduleId: '',
 };
 
 /** The filter a URL's query holds (unknown values are left out). */
@@ -54,6 +57,7 @@ export function filterFromQuery(query: URLSearchParams): RunFilterValues {
     updatedAfter: query.get('updated_after') ?? '',
     updatedBefore: query.get('updated_before') ?? '',
     labels: query.getAll('label').filter((l) => l.includes(':')),
+    scheduleId: query.get('schedule_id') ?? '',
   };
 }
 
@@ -74,6 +78,7 @@ export function filterQuery(filter: RunFilterValues): CountWorkflowRunsQuery {
     updated_after: filter.updatedAfter || undefined,
     updated_before: filter.updatedBefore || undefined,
     label: filter.labels.length ? filter.labels : undefined,
+    schedule_id: filter.scheduleId || undefined,
   };
 }
 
@@ -241,6 +246,14 @@ export function RunFilterForm({
             />
           </label>
         ))}
+        <label class="field" for={id('schedule')}>
+          <span>Created by schedule (id)</span>
+          <input
+            id={id('schedule')}
+            value={draft.scheduleId}
+            onInput={(event) => set('scheduleId', event.currentTarget.value.trim())}
+          />
+        </label>
         <div class="field">
           <label for={id('label')}>
             <span>Label (key:value)</span>

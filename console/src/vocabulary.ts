@@ -12,15 +12,17 @@ import type {
   MigrateWorkflowRunRequest,
   RunEventType,
   RunStatus,
+  ScheduleFire,
   Scope,
   WorkflowRunDetail,
   WorkflowRunMigration,
+  WorkflowSchedule,
   WorkflowTemplateDetail,
 } from 'workflow-run-client';
 import { RUN_STATUSES } from '../../src/runs/run-status.js';
 import { FIELD_TYPES } from '../../src/templates/definition/definition-types.js';
 
-export type { Actor, DeliveryStatus, ErrorCode, RunStatus, Scope };
+export type { Actor, DeliveryStatus, ErrorCode, RunStatus, ScheduleFire, Scope, WorkflowSchedule };
 /** The service's own lists (modules that import nothing), checked against the client's types below. */
 export { FIELD_TYPES, RUN_STATUSES };
 /** An event of a run: a webhook's, a stream's and a history entry's type. */
@@ -34,6 +36,14 @@ export type Migration = WorkflowRunMigration['migration'];
 export type PageMap = NonNullable<MigrateWorkflowRunRequest['page_map']>;
 /** A bulk migration's plan, as its bulk action shows it. */
 export type BulkMigration = NonNullable<BulkAction['migration']>;
+
+/** When a schedule's time comes while its previous run is still open. */
+export type Overlap = WorkflowSchedule['overlap'];
+export type ScheduleState = WorkflowSchedule['state'];
+/** What asked for a schedule's record, what came of it, and why a time was skipped. */
+export type FireKind = ScheduleFire['kind'];
+export type FireOutcome = ScheduleFire['outcome'];
+export type SkipReason = NonNullable<ScheduleFire['reason']>;
 
 export type RunStep = WorkflowRunDetail['steps'][number];
 export type RunHistoryEntry = WorkflowRunDetail['history'][number];
@@ -62,6 +72,8 @@ export const ALL_SCOPES = [
   'runs:write',
   'templates:read',
   'templates:write',
+  'schedules:read',
+  'schedules:write',
   'webhooks:read',
   'webhooks:write',
   'keys:manage',
@@ -106,8 +118,23 @@ export const AUDIT_TYPES = [
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
   'bulk_action.created',
+  'schedule.created',
+  'schedule.updated',
+  'schedule.paused',
+  'schedule.resumed',
+  'schedule.deleted',
+  'schedule.triggered',
+  'schedule.backfilled',
   'organization.settings_updated',
 ] as const satisfies readonly AuditType[];
+
+export const OVERLAP_POLICIES = [
+  'skip',
+  'buffer_one',
+  'allow_all',
+] as const satisfies readonly Overlap[];
+
+export const SCHEDULE_STATES = ['active', 'paused'] as const satisfies readonly ScheduleState[];
 
 /** Compiles only when `Left` is never: an error here names the value a list leaves out. */
 type NoneLeft<Left extends never> = Left;
@@ -123,4 +150,6 @@ export type Exhaustive = [
   NoneLeft<LeftOut<DeliveryStatus, typeof DELIVERY_STATUSES>>,
   NoneLeft<LeftOut<AuditType, typeof AUDIT_TYPES>>,
   NoneLeft<LeftOut<FieldType, typeof FIELD_TYPES>>,
+  NoneLeft<LeftOut<Overlap, typeof OVERLAP_POLICIES>>,
+  NoneLeft<LeftOut<ScheduleState, typeof SCHEDULE_STATES>>,
 ];

@@ -22,6 +22,13 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
   'bulk_action.created',
+  'schedule.created',
+  'schedule.updated',
+  'schedule.paused',
+  'schedule.resumed',
+  'schedule.deleted',
+  'schedule.triggered',
+  'schedule.backfilled',
   'organization.settings_updated',
 ] as const;
 
@@ -87,6 +94,33 @@ export const AUDIT_EVENT_DATA = {
       },
     },
     ['action', 'filter'],
+  ),
+  'schedule.created': data(
+    'a schedule was created: its template and cadence',
+    { templateId: text, cron: text, intervalSeconds: int, timeZone: text, state: text },
+    ['templateId', 'timeZone', 'state'],
+  ),
+  'schedule.updated': data(
+    'a schedule was changed: the fields given, as they now are',
+    { changed: strings },
+    ['changed'],
+  ),
+  'schedule.paused': data('a schedule was paused, with the note given', { note: text }, []),
+  'schedule.resumed': data(
+    'a schedule was resumed, with the note given; the times it passed while paused are skipped',
+    { note: text, skippedWhilePaused: int },
+    [],
+  ),
+  'schedule.deleted': data('a schedule was deleted (its history and runs are kept)', {}, []),
+  'schedule.triggered': data(
+    'a run was asked for now, outside the cadence',
+    { scheduledFor: time, outcome: text, runId: text },
+    ['scheduledFor', 'outcome'],
+  ),
+  'schedule.backfilled': data(
+    'runs were asked for the scheduled times of a range',
+    { from: time, to: time, times: int, fired: int },
+    ['from', 'to', 'times', 'fired'],
   ),
   'organization.settings_updated': data(
     "the organization's settings were changed, all of them as they now are; a setting left out is its default (the operator's retention, the time zone UTC)",

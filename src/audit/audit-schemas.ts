@@ -45,6 +45,13 @@ export const AuditEntrySchema = {
     entryOf('webhook_endpoint.deleted'),
     entryOf('webhook_endpoint.secret_rotated'),
     entryOf('bulk_action.created'),
+    entryOf('schedule.created'),
+    entryOf('schedule.updated'),
+    entryOf('schedule.paused'),
+    entryOf('schedule.resumed'),
+    entryOf('schedule.deleted'),
+    entryOf('schedule.triggered'),
+    entryOf('schedule.backfilled'),
     entryOf('organization.settings_updated'),
   ],
 } as const;

@@ -7,6 +7,8 @@ export const SCOPES = {
   'runs:write': 'create runs, complete steps, cancel and retry runs',
   'templates:read': 'list templates and read one, with its versions',
   'templates:write': 'create templates, save new versions, archive and restore',
+  'schedules:read': 'list schedules and read one, with its history',
+  'schedules:write': 'create, change, pause, resume, trigger, backfill and delete schedules',
   'webhooks:read': 'list webhook endpoints and the delivery log',
   'webhooks:write': 'subscribe and delete endpoints, rotate secrets, redeliver',
   'keys:manage': 'create, list, revoke and roll API keys',

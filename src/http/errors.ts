@@ -54,6 +54,19 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
     meaning:
       'page_map names a page neither version has, maps two pages onto one, or the mapped pages would change their order',
   },
+  invalid_cron: {
+    status: 400,
+    meaning: 'cron is not a cron expression of 5 fields (the message says what is wrong)',
+  },
+  invalid_schedule: {
+    status: 400,
+    meaning:
+      'a schedule without a cadence or with two (cron and interval_seconds), end_at not after start_at, or a backfill range that is not in the past',
+  },
+  backfill_too_large: {
+    status: 400,
+    meaning: 'a backfill range holding more than 1,000 scheduled times',
+  },
   invalid_url: { status: 400, meaning: 'a webhook URL the policy refuses' },
   expiry_in_past: { status: 400, meaning: 'expires_at is not in the future' },
   filter_required: {
@@ -76,6 +89,7 @@ const DOMAIN_ERRORS: Record<DomainErrorCode, ErrorInfo> = {
   template_not_found: { status: 404, meaning: 'no such template in this organization' },
   template_version_not_found: { status: 404, meaning: 'the template has no such version' },
   bulk_action_not_found: { status: 404, meaning: 'no such bulk action in this organization' },
+  schedule_not_found: { status: 404, meaning: 'no such schedule in this organization' },
   run_not_started: { status: 409, meaning: 'the run is still pending; retry shortly' },
   run_not_active: { status: 409, meaning: 'the run has ended' },
   completion_pending: { status: 409, meaning: 'a completion already waits for a worker' },

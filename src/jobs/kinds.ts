@@ -9,6 +9,7 @@ import { bulkActionJob } from './bulk-action.js';
 import type { JobKind } from './job-kind.js';
 import type { KindQueue } from './kind-queue.js';
 import { runRetentionJob } from './run-retention.js';
+import { scheduleTickJob } from './schedule-tick.js';
 import { stepDueJob } from './step-due.js';
 import { webhookDeliveryJob } from './webhook-delivery.js';
 
@@ -18,6 +19,7 @@ export const JOB_KINDS = {
   webhookDelivery: webhookDeliveryJob,
   bulkAction: bulkActionJob,
   runRetention: runRetentionJob,
+  scheduleTick: scheduleTickJob,
 } as const;
 
 export type JobKindName = keyof typeof JOB_KINDS;

@@ -37,6 +37,12 @@ export function runFilterProperties(limits: Pick<Config, 'maxAssigneeLength'>) {
     created_after: { ...dateTime, description: 'created after this time' },
     created_before: { ...dateTime, description: 'created before this time' },
     label: LABEL_FILTER_SCHEMA,
+    schedule_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'the runs a schedule created',
+    },
   } as const;
 }
 
@@ -61,6 +67,7 @@ export const RUN_FILTER_NAMES = [
   'created_after',
   'created_before',
   'label',
+  'schedule_id',
 ] as const satisfies ReadonlyArray<keyof FilterProperties>;
 
 /** Where a filter came from: the code of a refusal of its values, and its fields' place. */
@@ -110,6 +117,7 @@ export function toRunFilter(input: RunFilterInput, source: FilterSource = QUERY_
     createdAfter: parseTime(input.created_after, 'created_after', source),
     createdBefore: parseTime(input.created_before, 'created_before', source),
     labels: parseLabelFilter(input.label),
+    scheduleId: input.schedule_id,
   };
 }
 

@@ -18,6 +18,8 @@ export interface RunFilter {
   createdBefore?: Date;
   /** Labels the run must all have. */
   labels?: LabelMatch[];
+  /** Runs a schedule created (read through its fires: src/schedules/). */
+  scheduleId?: string;
 }
 
 /** What a list (or anything showing run summaries) reads of a run. */
@@ -89,10 +91,7 @@ export async function listRunSummaries(
     if (beforeSeq !== null) query.andWhere('seq', '<', beforeSeq);
     return query as unknown as Promise<RunSummaryRow[]>;
   };
-  const [firstLabel, ...otherLabels] = filter.labels ?? [];
-  if (firstLabel) {
-    return listByLabel(db, organizationId, limit, beforeSeq, filter, firstLabel, otherLabels);
-  }
+  if (entryScan(filter)) return listByEntries(db, organizationId, limit, beforeSeq, filter);
   const statuses = filter.statuses ?? [];
   if (statuses.length <= 1) return scan(statuses[0]);
   // One scan per status, each at most a page; the newest `limit` of them all are the page.
@@ -104,26 +103,33 @@ export async function listRunSummaries(
 }
 
 /**
- * A page of runs with labels: a keyset range scan of run_labels' primary key (organization,
- * key, value, run seq) for the first label, newest first from the cursor, each entry joined to
- * its run by seq (a primary-key lookup); the other labels are one primary-key lookup each, and
- * the other filters are checked on the runs the scan reads. STRAIGHT_JOIN keeps the label index
- * in front, so a page reads about `limit` entries when the other filters match most runs, at
- * any organization size.
+ * Whether a page is read from entries that name runs rather than from a runs index: a
+ * schedule's fires, or a label's rows.
  */
-async function listByLabel(
+function entryScan(filter: RunFilter): boolean {
+  return filter.scheduleId !== undefined || (filter.labels ?? []).length > 0;
+}
+
+/**
+ * A page of runs read through entries that name them: a keyset range scan of the schedule's
+ * fires (organization, schedule, run seq) when the filter names a schedule, else of run_labels'
+ * primary key (organization, key, value, run seq) for the first label, newest first from the
+ * cursor, each entry joined to its run by seq (a primary-key lookup); the labels are one
+ * primary-key lookup each, and the other filters are checked on the runs the scan reads.
+ * STRAIGHT_JOIN keeps the entries in front, so a page reads about `limit` entries when the other
+ * filters match most runs, at any organization size.
+ */
+async function listByEntries(
   db: Db,
   organizationId: string,
   limit: number,
   beforeSeq: number | null,
   filter: RunFilter,
-  first: LabelMatch,
-  others: readonly LabelMatch[],
 ): Promise<RunSummaryRow[]> {
-  const { where, values } = labelWhere(organizationId, beforeSeq, filter, first, others);
+  const { from, where, values } = entryWhere(organizationId, beforeSeq, filter);
   const [rows] = (await db.raw(
     `SELECT STRAIGHT_JOIN ${SUMMARY_COLUMNS.map((c) => `r.${c}`).join(', ')} ` +
-      'FROM run_labels l FORCE INDEX (PRIMARY) JOIN workflow_runs r ON r.seq = l.run_seq ' +
+      `FROM ${from} JOIN workflow_runs r ON r.seq = l.run_seq ` +
       `WHERE ${where.join(' AND ')} ORDER BY l.run_seq DESC LIMIT ?`,
     [...values, limit],
   )) as [RunSummaryRow[]];
@@ -131,25 +137,37 @@ async function listByLabel(
 }
 
 /**
- * The WHERE of a label scan: run_labels `l` from the first label (and before the cursor), its
- * runs `r` of the organization, the other labels and the other filters.
+ * The FROM and WHERE of an entry scan: the entries `l` (a schedule's fires, or the first
+ * label's rows) before the cursor, their runs `r` of the organization, the labels and the other
+ * filters.
  */
-function labelWhere(
+function entryWhere(
   organizationId: string,
   beforeSeq: number | null,
   filter: RunFilter,
-  first: LabelMatch,
-  others: readonly LabelMatch[],
-): { where: string[]; values: Array<string | number | Date> } {
-  const where: string[] = ['l.organization_id = ?', 'l.label_key = ?', 'l.label_value = ?'];
-  const values: Array<string | number | Date> = [organizationId, first.key, first.value];
+): { from: string; where: string[]; values: Array<string | number | Date> } {
+  let labels = filter.labels ?? [];
+  let from: string;
+  const where: string[] = [];
+  const values: Array<string | number | Date> = [];
+  if (filter.scheduleId !== undefined) {
+    from = 'schedule_fires l FORCE INDEX (schedule_fires_runs)';
+    where.push('l.organization_id = ?', 'l.schedule_id = ?', 'l.run_seq IS NOT NULL');
+    values.push(organizationId, filter.scheduleId);
+  } else {
+    const [first, ...others] = labels;
+    from = 'run_labels l FORCE INDEX (PRIMARY)';
+    where.push('l.organization_id = ?', 'l.label_key = ?', 'l.label_value = ?');
+    values.push(organizationId, first!.key, first!.value);
+    labels = others;
+  }
   if (beforeSeq !== null) {
     where.push('l.run_seq < ?');
     values.push(beforeSeq);
   }
   where.push('r.organization_id = ?');
   values.push(organizationId);
-  for (const label of others) {
+  for (const label of labels) {
     where.push(
       'EXISTS (SELECT 1 FROM run_labels o WHERE o.organization_id = ? AND o.label_key = ? ' +
         'AND o.label_value = ? AND o.run_seq = l.run_seq)',
@@ -179,7 +197,7 @@ function labelWhere(
     where.push(condition);
     values.push(value);
   }
-  return { where, values };
+  return { from, where, values };
 }
 
 /** The most runs a count reads of one status (GET /count-workflow-runs). */
@@ -206,18 +224,14 @@ export async function countRuns(
   limit: number,
 ): Promise<RunCounts> {
   const statuses = filter.statuses ?? RUN_STATUSES;
-  const [first, ...others] = filter.labels ?? [];
   const count = async (status: RunStatus): Promise<number> => {
-    if (first) {
-      const { where, values } = labelWhere(
-        organizationId,
-        null,
-        { ...filter, statuses: [status] },
-        first,
-        others,
-      );
+    if (entryScan(filter)) {
+      const { from, where, values } = entryWhere(organizationId, null, {
+        ...filter,
+        statuses: [status],
+      });
       const [rows] = (await db.raw(
-        'SELECT COUNT(*) AS n FROM (SELECT STRAIGHT_JOIN 1 FROM run_labels l FORCE INDEX (PRIMARY) ' +
+        `SELECT COUNT(*) AS n FROM (SELECT STRAIGHT_JOIN 1 FROM ${from} ` +
           `JOIN workflow_runs r ON r.seq = l.run_seq WHERE ${where.join(' AND ')} LIMIT ?) AS t`,
         [...values, limit],
       )) as [Array<{ n: number | string }>];

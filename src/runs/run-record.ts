@@ -93,6 +93,11 @@ export interface RunDocument {
    * set_due), so a run of any other template is stored as before.
    */
   time_zone?: string;
+  /**
+   * The schedule that created the run, and the scheduled time it was created for (absent for a
+   * run created by a request).
+   */
+  schedule?: { id: string; scheduled_for: string };
 }
 
 /** What a run's document holds of its template version: what it needs to run and be shown. */

@@ -272,6 +272,8 @@ export const WorkflowRunDetailSchema = {
     currentStepName: { type: 'string' },
     currentStepAssignee: { type: 'string' },
     currentStepDueDate: dateTime,
+    scheduleId: { type: 'string', description: 'the schedule that created the run, if one did' },
+    scheduledFor: { ...dateTime, description: 'the scheduled time it was created for' },
     inputFields: { type: 'object', additionalProperties: { type: 'string' } },
     userAssignments: { type: 'object', additionalProperties: { type: 'string' } },
     labels: {

@@ -85,6 +85,8 @@ export function toDetail(run: RunRecord, history: RunEvent[]): WorkflowRunDetail
       currentStepName: run.currentStepName,
       currentStepAssignee: run.currentStepAssignee,
       currentStepDueDate: run.currentStepDueDate?.toISOString(),
+      scheduleId: doc.schedule?.id,
+      scheduledFor: doc.schedule?.scheduled_for,
     }),
     inputFields: doc.input_fields,
     userAssignments: doc.user_assignments,

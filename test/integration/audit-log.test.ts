@@ -57,6 +57,24 @@ function entryOf(
       return { ...common, type, data: { previousSecretExpiresAt: when } };
     case 'bulk_action.created':
       return { ...common, type, data: { action: 'cancel', filter: { status: 'active' } } };
+    case 'schedule.created':
+      return {
+        ...common,
+        type,
+        data: { templateId: 't1', cron: '0 9 * * 1-5', timeZone: 'Europe/Berlin', state: 'active' },
+      };
+    case 'schedule.updated':
+      return { ...common, type, data: { changed: ['cron'] } };
+    case 'schedule.paused':
+      return { ...common, type, data: { note: 'holiday' } };
+    case 'schedule.resumed':
+      return { ...common, type, data: { note: 'back', skippedWhilePaused: 3 } };
+    case 'schedule.deleted':
+      return { ...common, type, data: {} };
+    case 'schedule.triggered':
+      return { ...common, type, data: { scheduledFor: when, outcome: 'fired', runId: 'r1' } };
+    case 'schedule.backfilled':
+      return { ...common, type, data: { from: when, to: when, times: 3, fired: 3 } };
     case 'organization.settings_updated':
       return { ...common, type, data: { runRetentionDays: n } };
   }

@@ -114,6 +114,27 @@ describe('the typed client, against the service', function () {
     expect((await wrs.archiveWorkflowTemplate({ id: template.id })).archived).to.equal(true);
     expect((await wrs.restoreWorkflowTemplate({ id: template.id })).archived).to.equal(false);
 
+    // A schedule of it: made, read, listed, changed, paused, resumed, triggered, backfilled.
+    const schedule = await wrs.createWorkflowSchedule({
+      workflow_template_id: template.id,
+      cron: '0 9 * * 1-5',
+      time_zone: 'Europe/Berlin',
+      input_fields: { full_name: 'Scheduled' },
+    });
+    expect(schedule.nextTimes).to.have.length(5);
+    expect((await wrs.getWorkflowSchedule({ id: schedule.id })).cron).to.equal('0 9 * * 1-5');
+    expect((await wrs.getWorkflowSchedules()).map((s) => s.id)).to.include(schedule.id);
+    await wrs.updateWorkflowSchedule({ id: schedule.id, overlap: 'allow_all' });
+    expect((await wrs.pauseWorkflowSchedule({ id: schedule.id, note: 'hold' })).state).to.equal(
+      'paused',
+    );
+    await wrs.resumeWorkflowSchedule({ id: schedule.id });
+    expect((await wrs.triggerWorkflowSchedule({ id: schedule.id })).outcome).to.equal('fired');
+    const week = new Date(Date.now() - 7 * 24 * 3600_000).toISOString();
+    await wrs.backfillWorkflowSchedule({ id: schedule.id, from: week, to: week });
+    expect(await wrs.getWorkflowScheduleHistory({ id: schedule.id })).to.have.length(1);
+    expect((await wrs.deleteWorkflowSchedule({ id: schedule.id })).deleted).to.equal(true);
+
     const endpoint = await wrs.createWebhookEndpoint({
       url: receiver.url(),
       events: ['run.completed'],

@@ -218,7 +218,7 @@ function AuditFilterForm({
         <TextField
           id="audit-actor"
           label="Actor"
-          hint="a key's id, system or admin_cli"
+          hint="a key's or a schedule's id, system or admin_cli"
           value={draft.actor}
           error={fieldError(error, '/actor')}
           onInput={(v) => set('actor', v.trim())}
@@ -335,6 +335,7 @@ const SUBJECTS: Record<string, string> = {
   api_key: 'API keys',
   webhook_endpoint: 'Webhook endpoints',
   bulk_action: 'Bulk actions',
+  schedule: 'Schedules',
   organization: 'Organization',
 };
 
@@ -386,13 +387,15 @@ function EntryTable({ entries, filter }: { entries: AuditEntry[]; filter: AuditF
 
 /** Who made the change; a link shows only that actor's entries. */
 function ActorView({ actor, filter }: { actor: Actor; filter: AuditFilter }) {
-  const ref = actor.type === 'api_key' ? actor.id : actor.type;
+  const ref = actor.type === 'api_key' || actor.type === 'schedule' ? actor.id : actor.type;
   const text =
     actor.type === 'api_key'
       ? (actor.name ?? 'API key')
-      : actor.type === 'system'
-        ? 'the service'
-        : 'admin CLI';
+      : actor.type === 'schedule'
+        ? 'schedule'
+        : actor.type === 'system'
+          ? 'the service'
+          : 'admin CLI';
   const link =
     filter.actor === ref ? (
       <span>{text}</span>
@@ -409,6 +412,10 @@ function ActorView({ actor, filter }: { actor: Actor; filter: AuditFilter }) {
       {link}{' '}
       {actor.type === 'api_key' ? (
         <code class="muted">key {actor.id}</code>
+      ) : actor.type === 'schedule' ? (
+        <a href={href(`/schedules/${encodeURIComponent(actor.id)}`)} title="The schedule">
+          <code>{actor.id}</code>
+        </a>
       ) : (
         <code class="muted">{actor.type}</code>
       )}
@@ -425,6 +432,8 @@ function Target({ entry }: { entry: AuditEntry }) {
     link = <a href={href(`/templates/${encodeURIComponent(entry.targetId)}`)}>{id}</a>;
   if (subject === 'bulk_action')
     link = <a href={href('/bulk', { action: entry.targetId })}>{id}</a>;
+  if (subject === 'schedule')
+    link = <a href={href(`/schedules/${encodeURIComponent(entry.targetId)}`)}>{id}</a>;
   return (
     <span>
       <span class="muted">{(SUBJECTS[subject] ?? subject).replace(/s$/, '').toLowerCase()}</span>{' '}

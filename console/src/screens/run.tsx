@@ -178,6 +178,20 @@ function RunView({ id }: { id: string }) {
       <ErrorBanner error={actionError} title="The action was refused" />
       {run.error && <ErrorBanner error={run.error} title="The run could not be read again" />}
       <Outcome run={data} />
+      {data.scheduleId && (
+        <p class="scheduled-by">
+          Created by schedule{' '}
+          <a href={href(`/schedules/${encodeURIComponent(data.scheduleId)}`)}>
+            <code>{data.scheduleId}</code>
+          </a>
+          {data.scheduledFor && (
+            <>
+              {' '}
+              for <Time value={data.scheduledFor} />
+            </>
+          )}
+        </p>
+      )}
       <Facts run={data} />
       {migrating && cancellable && (
         <MigrateRun
@@ -281,7 +295,7 @@ function Outcome({ run }: { run: WorkflowRunDetail }) {
         {cancelled && (
           <>
             {' '}
-            by {actorText(cancelled.actor)} (<Time value={cancelled.at} />)
+            by <ActorName actor={cancelled.actor} /> (<Time value={cancelled.at} />)
           </>
         )}
         {reason ? <>: “{reason}”</> : '. No reason was given.'}
@@ -760,7 +774,7 @@ function History({ history, rule }: { history: RunHistoryEntry[]; rule: RuleName
                 <strong>{eventHead(e)}</strong> <code class="muted">{e.type}</code>
               </p>
               <p class="event-meta">
-                <Time value={e.at} /> · by {actorText(e.actor)}
+                <Time value={e.at} /> · by <ActorName actor={e.actor} />
               </p>
               <EventDetail entry={e} rule={rule} />
             </li>
@@ -934,11 +948,22 @@ function EventDetail({ entry, rule }: { entry: RunHistoryEntry; rule: RuleNamer 
   );
 }
 
-function actorText(actor: Actor | undefined): string {
-  if (!actor) return 'unknown (recorded before actors were)';
-  if (actor.type === 'api_key') return `key ${actor.name ?? actor.id}`;
-  if (actor.type === 'system') return 'the service';
-  return 'an operator (admin CLI)';
+/** Who made a change, in words; a schedule (the runs it creates) links to it. */
+function ActorName({ actor }: { actor: Actor | undefined }) {
+  if (!actor) return <>unknown (recorded before actors were)</>;
+  if (actor.type === 'api_key') return <>key {actor.name ?? actor.id}</>;
+  if (actor.type === 'system') return <>the service</>;
+  if (actor.type === 'schedule') {
+    return (
+      <>
+        schedule{' '}
+        <a href={href(`/schedules/${encodeURIComponent(actor.id)}`)}>
+          <code>{actor.id}</code>
+        </a>
+      </>
+    );
+  }
+  return <>an operator (admin CLI)</>;
 }
 
 function lastOf(history: RunHistoryEntry[], type: EventType): RunHistoryEntry | undefined {

@@ -184,12 +184,13 @@ function useRunsStream(
         };
         if (local === true) add();
         else {
-          // Labels and the version are not in the summary: the run in full tells them.
-          const { labels: wanted, templateVersion } = view.filter;
+          // Labels, the version and the schedule are not in the summary: the run in full tells them.
+          const { labels: wanted, templateVersion, scheduleId } = view.filter;
           api.getWorkflowRun({ id: run.id }).then(
             (detail) =>
               wanted.every((l) => hasLabel(detail.labels, l)) &&
               (!templateVersion || String(detail.templateVersion) === templateVersion) &&
+              (!scheduleId || detail.scheduleId === scheduleId) &&
               add(),
             () => undefined, // gone meanwhile, or unreadable: the next load will tell
           );
@@ -232,7 +233,7 @@ function hasLabel(labels: Record<string, string>, pair: string): boolean {
 
 /**
  * Whether a new run passes the filter, as far as its summary tells: true, false, or undefined
- * when only its labels or its template version (not in the summary) can tell.
+ * when only its labels, its template version or its schedule (not in the summary) can tell.
  */
 function passesFilter(
   filter: RunFilterValues,
@@ -250,7 +251,7 @@ function passesFilter(
   if (filter.createdBefore && !(created < Date.parse(filter.createdBefore))) return false;
   if (filter.updatedAfter && !(updated > Date.parse(filter.updatedAfter))) return false;
   if (filter.updatedBefore && !(updated < Date.parse(filter.updatedBefore))) return false;
-  return filter.labels.length || filter.templateVersion ? undefined : true;
+  return filter.labels.length || filter.templateVersion || filter.scheduleId ? undefined : true;
 }
 
 function Counts({

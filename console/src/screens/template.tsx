@@ -30,6 +30,7 @@ const templatePath = (id: string) => `/templates/${encodeURIComponent(id)}`;
 function actorName(actor: Actor | undefined): string {
   if (!actor) return 'not recorded';
   if (actor.type === 'api_key') return actor.name ?? `key ${actor.id.slice(0, 8)}`;
+  if (actor.type === 'schedule') return `schedule ${actor.id}`;
   return actor.type === 'system' ? 'the service' : 'admin CLI';
 }
 

@@ -18,6 +18,8 @@ export function newRun(
   labels?: Record<string, string>,
   /** The organization's time zone, kept by runs whose template counts due times in days. */
   timeZone?: string,
+  /** The schedule creating the run, and the time it is for. */
+  schedule?: { id: string; scheduledFor: Date },
 ): RunRecord {
   const at = now.toISOString();
   const document: RunDocument = {
@@ -45,6 +47,9 @@ export function newRun(
     ...(labels && Object.keys(labels).length > 0 ? { labels } : {}),
     // Likewise a run whose template has no relative due times.
     ...(needsTimeZone(template) ? { time_zone: timeZone ?? DEFAULT_TIME_ZONE } : {}),
+    ...(schedule
+      ? { schedule: { id: schedule.id, scheduled_for: schedule.scheduledFor.toISOString() } }
+      : {}),
   };
   const run: RunRecord = {
     id,

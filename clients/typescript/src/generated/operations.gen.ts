@@ -6,6 +6,7 @@ import type { CallOptions, StreamOptions } from '../options.js';
 export const OPERATIONS = {
   archiveWorkflowTemplate: { method: 'POST', path: '/archive-workflow-template', kind: 'call' },
   assignWorkflowStep: { method: 'POST', path: '/assign-workflow-step', kind: 'call' },
+  backfillWorkflowSchedule: { method: 'POST', path: '/backfill-workflow-schedule', kind: 'call' },
   bulkCancelWorkflowRuns: { method: 'POST', path: '/bulk-cancel-workflow-runs', kind: 'call' },
   bulkMigrateWorkflowRuns: { method: 'POST', path: '/bulk-migrate-workflow-runs', kind: 'call' },
   bulkRetryWorkflowRuns: { method: 'POST', path: '/bulk-retry-workflow-runs', kind: 'call' },
@@ -16,9 +17,11 @@ export const OPERATIONS = {
   createApiKey: { method: 'POST', path: '/create-api-key', kind: 'call' },
   createWebhookEndpoint: { method: 'POST', path: '/create-webhook-endpoint', kind: 'call' },
   createWorkflowRun: { method: 'POST', path: '/create-workflow-run', kind: 'call' },
+  createWorkflowSchedule: { method: 'POST', path: '/create-workflow-schedule', kind: 'call' },
   createWorkflowTemplate: { method: 'POST', path: '/create-workflow-template', kind: 'call' },
   deleteWebhookEndpoint: { method: 'POST', path: '/delete-webhook-endpoint', kind: 'call' },
   deleteWorkflowRun: { method: 'POST', path: '/delete-workflow-run', kind: 'call' },
+  deleteWorkflowSchedule: { method: 'POST', path: '/delete-workflow-schedule', kind: 'call' },
   getApiKeys: { method: 'GET', path: '/get-api-keys', kind: 'list' },
   getAuditLog: { method: 'GET', path: '/get-audit-log', kind: 'list' },
   getBulkAction: { method: 'GET', path: '/get-bulk-action', kind: 'call' },
@@ -29,19 +32,26 @@ export const OPERATIONS = {
   getWebhookEndpoints: { method: 'GET', path: '/get-webhook-endpoints', kind: 'call' },
   getWorkflowRun: { method: 'GET', path: '/get-workflow-run', kind: 'call' },
   getWorkflowRuns: { method: 'GET', path: '/get-workflow-runs', kind: 'list' },
+  getWorkflowSchedule: { method: 'GET', path: '/get-workflow-schedule', kind: 'call' },
+  getWorkflowScheduleHistory: { method: 'GET', path: '/get-workflow-schedule-history', kind: 'list' },
+  getWorkflowSchedules: { method: 'GET', path: '/get-workflow-schedules', kind: 'list' },
   getWorkflowTemplate: { method: 'GET', path: '/get-workflow-template', kind: 'call' },
   getWorkflowTemplates: { method: 'GET', path: '/get-workflow-templates', kind: 'list' },
   getWorkflowTemplateVersions: { method: 'GET', path: '/get-workflow-template-versions', kind: 'list' },
   migrateWorkflowRun: { method: 'POST', path: '/migrate-workflow-run', kind: 'call' },
+  pauseWorkflowSchedule: { method: 'POST', path: '/pause-workflow-schedule', kind: 'call' },
   redeliverWebhook: { method: 'POST', path: '/redeliver-webhook', kind: 'call' },
   restoreWorkflowTemplate: { method: 'POST', path: '/restore-workflow-template', kind: 'call' },
+  resumeWorkflowSchedule: { method: 'POST', path: '/resume-workflow-schedule', kind: 'call' },
   retryWorkflowRun: { method: 'POST', path: '/retry-workflow-run', kind: 'call' },
   revokeApiKey: { method: 'POST', path: '/revoke-api-key', kind: 'call' },
   rollApiKey: { method: 'POST', path: '/roll-api-key', kind: 'call' },
   rotateWebhookSecret: { method: 'POST', path: '/rotate-webhook-secret', kind: 'call' },
   streamRunEvents: { method: 'GET', path: '/stream-run-events', kind: 'stream' },
+  triggerWorkflowSchedule: { method: 'POST', path: '/trigger-workflow-schedule', kind: 'call' },
   unclaimWorkflowStep: { method: 'POST', path: '/unclaim-workflow-step', kind: 'call' },
   updateOrganizationSettings: { method: 'POST', path: '/update-organization-settings', kind: 'call' },
+  updateWorkflowSchedule: { method: 'POST', path: '/update-workflow-schedule', kind: 'call' },
   updateWorkflowTemplate: { method: 'POST', path: '/update-workflow-template', kind: 'call' },
 } as const;
 
@@ -51,6 +61,7 @@ export type OperationId = keyof typeof OPERATIONS;
 export interface OperationParams {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateData['body'];
   assignWorkflowStep: T.AssignWorkflowStepData['body'];
+  backfillWorkflowSchedule: T.BackfillWorkflowScheduleData['body'];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsData['body'];
   bulkMigrateWorkflowRuns: T.BulkMigrateWorkflowRunsData['body'];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsData['body'];
@@ -61,9 +72,11 @@ export interface OperationParams {
   createApiKey: T.CreateApiKeyData['body'];
   createWebhookEndpoint: T.CreateWebhookEndpointData['body'];
   createWorkflowRun: T.CreateWorkflowRunData['body'];
+  createWorkflowSchedule: T.CreateWorkflowScheduleData['body'];
   createWorkflowTemplate: T.CreateWorkflowTemplateData['body'];
   deleteWebhookEndpoint: T.DeleteWebhookEndpointData['body'];
   deleteWorkflowRun: T.DeleteWorkflowRunData['body'];
+  deleteWorkflowSchedule: T.DeleteWorkflowScheduleData['body'];
   getApiKeys: NonNullable<T.GetApiKeysData['query']>;
   getAuditLog: NonNullable<T.GetAuditLogData['query']>;
   getBulkAction: NonNullable<T.GetBulkActionData['query']>;
@@ -74,19 +87,26 @@ export interface OperationParams {
   getWebhookEndpoints: Record<string, never>;
   getWorkflowRun: NonNullable<T.GetWorkflowRunData['query']>;
   getWorkflowRuns: NonNullable<T.GetWorkflowRunsData['query']>;
+  getWorkflowSchedule: NonNullable<T.GetWorkflowScheduleData['query']>;
+  getWorkflowScheduleHistory: NonNullable<T.GetWorkflowScheduleHistoryData['query']>;
+  getWorkflowSchedules: NonNullable<T.GetWorkflowSchedulesData['query']>;
   getWorkflowTemplate: NonNullable<T.GetWorkflowTemplateData['query']>;
   getWorkflowTemplates: NonNullable<T.GetWorkflowTemplatesData['query']>;
   getWorkflowTemplateVersions: NonNullable<T.GetWorkflowTemplateVersionsData['query']>;
   migrateWorkflowRun: T.MigrateWorkflowRunData['body'];
+  pauseWorkflowSchedule: T.PauseWorkflowScheduleData['body'];
   redeliverWebhook: T.RedeliverWebhookData['body'];
   restoreWorkflowTemplate: T.RestoreWorkflowTemplateData['body'];
+  resumeWorkflowSchedule: T.ResumeWorkflowScheduleData['body'];
   retryWorkflowRun: T.RetryWorkflowRunData['body'];
   revokeApiKey: T.RevokeApiKeyData['body'];
   rollApiKey: T.RollApiKeyData['body'];
   rotateWebhookSecret: T.RotateWebhookSecretData['body'];
   streamRunEvents: NonNullable<T.StreamRunEventsData['query']>;
+  triggerWorkflowSchedule: T.TriggerWorkflowScheduleData['body'];
   unclaimWorkflowStep: T.UnclaimWorkflowStepData['body'];
   updateOrganizationSettings: T.UpdateOrganizationSettingsData['body'];
+  updateWorkflowSchedule: T.UpdateWorkflowScheduleData['body'];
   updateWorkflowTemplate: T.UpdateWorkflowTemplateData['body'];
 }
 
@@ -94,6 +114,7 @@ export interface OperationParams {
 export interface OperationResults {
   archiveWorkflowTemplate: T.ArchiveWorkflowTemplateResponses[200];
   assignWorkflowStep: T.AssignWorkflowStepResponses[200];
+  backfillWorkflowSchedule: T.BackfillWorkflowScheduleResponses[200];
   bulkCancelWorkflowRuns: T.BulkCancelWorkflowRunsResponses[202];
   bulkMigrateWorkflowRuns: T.BulkMigrateWorkflowRunsResponses[202];
   bulkRetryWorkflowRuns: T.BulkRetryWorkflowRunsResponses[202];
@@ -104,9 +125,11 @@ export interface OperationResults {
   createApiKey: T.CreateApiKeyResponses[200];
   createWebhookEndpoint: T.CreateWebhookEndpointResponses[200];
   createWorkflowRun: T.CreateWorkflowRunResponses[200];
+  createWorkflowSchedule: T.CreateWorkflowScheduleResponses[200];
   createWorkflowTemplate: T.CreateWorkflowTemplateResponses[200];
   deleteWebhookEndpoint: T.DeleteWebhookEndpointResponses[200];
   deleteWorkflowRun: T.DeleteWorkflowRunResponses[200];
+  deleteWorkflowSchedule: T.DeleteWorkflowScheduleResponses[200];
   getApiKeys: T.GetApiKeysResponses[200];
   getAuditLog: T.GetAuditLogResponses[200];
   getBulkAction: T.GetBulkActionResponses[200];
@@ -117,24 +140,31 @@ export interface OperationResults {
   getWebhookEndpoints: T.GetWebhookEndpointsResponses[200];
   getWorkflowRun: T.GetWorkflowRunResponses[200];
   getWorkflowRuns: T.GetWorkflowRunsResponses[200];
+  getWorkflowSchedule: T.GetWorkflowScheduleResponses[200];
+  getWorkflowScheduleHistory: T.GetWorkflowScheduleHistoryResponses[200];
+  getWorkflowSchedules: T.GetWorkflowSchedulesResponses[200];
   getWorkflowTemplate: T.GetWorkflowTemplateResponses[200];
   getWorkflowTemplates: T.GetWorkflowTemplatesResponses[200];
   getWorkflowTemplateVersions: T.GetWorkflowTemplateVersionsResponses[200];
   migrateWorkflowRun: T.MigrateWorkflowRunResponses[200];
+  pauseWorkflowSchedule: T.PauseWorkflowScheduleResponses[200];
   redeliverWebhook: T.RedeliverWebhookResponses[202];
   restoreWorkflowTemplate: T.RestoreWorkflowTemplateResponses[200];
+  resumeWorkflowSchedule: T.ResumeWorkflowScheduleResponses[200];
   retryWorkflowRun: T.RetryWorkflowRunResponses[202];
   revokeApiKey: T.RevokeApiKeyResponses[200];
   rollApiKey: T.RollApiKeyResponses[200];
   rotateWebhookSecret: T.RotateWebhookSecretResponses[200];
   streamRunEvents: T.StreamRunEventsResponses[200];
+  triggerWorkflowSchedule: T.TriggerWorkflowScheduleResponses[200];
   unclaimWorkflowStep: T.UnclaimWorkflowStepResponses[200];
   updateOrganizationSettings: T.UpdateOrganizationSettingsResponses[200];
+  updateWorkflowSchedule: T.UpdateWorkflowScheduleResponses[200];
   updateWorkflowTemplate: T.UpdateWorkflowTemplateResponses[200];
 }
 
 /** The lists: each answers with a page and a Link rel="next" to the next one. */
-export type ListOperationId = 'getApiKeys' | 'getAuditLog' | 'getTasks' | 'getWebhookDeliveries' | 'getWorkflowRuns' | 'getWorkflowTemplates' | 'getWorkflowTemplateVersions';
+export type ListOperationId = 'getApiKeys' | 'getAuditLog' | 'getTasks' | 'getWebhookDeliveries' | 'getWorkflowRuns' | 'getWorkflowScheduleHistory' | 'getWorkflowSchedules' | 'getWorkflowTemplates' | 'getWorkflowTemplateVersions';
 
 /** The item of each list. */
 export type ListItem<K extends ListOperationId> = OperationResults[K][number];
@@ -171,6 +201,17 @@ export abstract class Operations {
    */
   assignWorkflowStep(params: OperationParams['assignWorkflowStep'], options?: CallOptions): Promise<OperationResults['assignWorkflowStep']> {
     return this.call('assignWorkflowStep', params, options);
+  }
+
+  /**
+   * Create the runs of the scheduled times in a past range, in order.
+   *
+   * At most 1,000 times, each at most once (a time with a record of its own is left as it is),
+   * under the overlap rule. Scope: `schedules:write`.
+   * `POST /backfill-workflow-schedule`
+   */
+  backfillWorkflowSchedule(params: OperationParams['backfillWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['backfillWorkflowSchedule']> {
+    return this.call('backfillWorkflowSchedule', params, options);
   }
 
   /**
@@ -291,6 +332,17 @@ export abstract class Operations {
   }
 
   /**
+   * Create a schedule: a template's runs on a cadence.
+   *
+   * A cron expression (5 fields, read in time_zone) or an interval; each scheduled time creates
+   * one run, exactly once, with the values given here. Scope: `schedules:write`.
+   * `POST /create-workflow-schedule`
+   */
+  createWorkflowSchedule(params: OperationParams['createWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['createWorkflowSchedule']> {
+    return this.call('createWorkflowSchedule', params, options);
+  }
+
+  /**
    * Create a template, as its version 1.
    *
    * Scope: `templates:write`.
@@ -319,6 +371,16 @@ export abstract class Operations {
    */
   deleteWorkflowRun(params: OperationParams['deleteWorkflowRun'], options?: CallOptions): Promise<OperationResults['deleteWorkflowRun']> {
     return this.call('deleteWorkflowRun', params, options);
+  }
+
+  /**
+   * Delete a schedule (its runs and their history stay).
+   *
+   * Scope: `schedules:write`.
+   * `POST /delete-workflow-schedule`
+   */
+  deleteWorkflowSchedule(params: OperationParams['deleteWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['deleteWorkflowSchedule']> {
+    return this.call('deleteWorkflowSchedule', params, options);
   }
 
   /**
@@ -428,6 +490,36 @@ export abstract class Operations {
   }
 
   /**
+   * One schedule, with its next five times and its latest record.
+   *
+   * Scope: `schedules:read`.
+   * `GET /get-workflow-schedule`
+   */
+  getWorkflowSchedule(params: OperationParams['getWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['getWorkflowSchedule']> {
+    return this.call('getWorkflowSchedule', params, options);
+  }
+
+  /**
+   * A schedule's records, newest first: each time fired, held or skipped, with why.
+   *
+   * Scope: `schedules:read`.
+   * `GET /get-workflow-schedule-history`
+   */
+  getWorkflowScheduleHistory(params: OperationParams['getWorkflowScheduleHistory'], options?: CallOptions): Promise<OperationResults['getWorkflowScheduleHistory']> {
+    return this.call('getWorkflowScheduleHistory', params, options);
+  }
+
+  /**
+   * List the organization's schedules, newest first.
+   *
+   * Scope: `schedules:read`.
+   * `GET /get-workflow-schedules`
+   */
+  getWorkflowSchedules(params?: OperationParams['getWorkflowSchedules'], options?: CallOptions): Promise<OperationResults['getWorkflowSchedules']> {
+    return this.call('getWorkflowSchedules', params, options);
+  }
+
+  /**
    * One template in full: a version (the latest when none is given) with its pages.
    *
    * Scope: `templates:read`.
@@ -473,6 +565,16 @@ export abstract class Operations {
   }
 
   /**
+   * Pause a schedule: the times that come meanwhile are skipped.
+   *
+   * Scope: `schedules:write`.
+   * `POST /pause-workflow-schedule`
+   */
+  pauseWorkflowSchedule(params: OperationParams['pauseWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['pauseWorkflowSchedule']> {
+    return this.call('pauseWorkflowSchedule', params, options);
+  }
+
+  /**
    * Send a delivery again now.
    *
    * A delivered or failed delivery starts a new round of attempts; one still owed is tried now.
@@ -491,6 +593,16 @@ export abstract class Operations {
    */
   restoreWorkflowTemplate(params: OperationParams['restoreWorkflowTemplate'], options?: CallOptions): Promise<OperationResults['restoreWorkflowTemplate']> {
     return this.call('restoreWorkflowTemplate', params, options);
+  }
+
+  /**
+   * Resume a paused schedule: it goes on from now; the times it passed are recorded as skipped.
+   *
+   * Scope: `schedules:write`.
+   * `POST /resume-workflow-schedule`
+   */
+  resumeWorkflowSchedule(params: OperationParams['resumeWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['resumeWorkflowSchedule']> {
+    return this.call('resumeWorkflowSchedule', params, options);
   }
 
   /**
@@ -548,6 +660,17 @@ export abstract class Operations {
   }
 
   /**
+   * Create one run now, outside the cadence.
+   *
+   * Under the overlap rule (the schedule's, or the one given): the run is created, held, or
+   * skipped; the answer is the record. Scope: `schedules:write`.
+   * `POST /trigger-workflow-schedule`
+   */
+  triggerWorkflowSchedule(params: OperationParams['triggerWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['triggerWorkflowSchedule']> {
+    return this.call('triggerWorkflowSchedule', params, options);
+  }
+
+  /**
    * Leave the run's current step to its candidates again.
    *
    * With user_id, only if that user holds the step (409 step_not_held otherwise). A step held
@@ -569,6 +692,17 @@ export abstract class Operations {
    */
   updateOrganizationSettings(params: OperationParams['updateOrganizationSettings'], options?: CallOptions): Promise<OperationResults['updateOrganizationSettings']> {
     return this.call('updateOrganizationSettings', params, options);
+  }
+
+  /**
+   * Change a schedule: the fields given.
+   *
+   * A new cadence, time zone or bounds start from now (the times before now are not made up).
+   * Scope: `schedules:write`.
+   * `POST /update-workflow-schedule`
+   */
+  updateWorkflowSchedule(params: OperationParams['updateWorkflowSchedule'], options?: CallOptions): Promise<OperationResults['updateWorkflowSchedule']> {
+    return this.call('updateWorkflowSchedule', params, options);
   }
 
   /**

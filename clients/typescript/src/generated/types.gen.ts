@@ -57,7 +57,7 @@ export type Error = {
     /**
      * what went wrong, for a program. Each operation lists the codes it can answer with, under each error status; any request may also meet malformed_request (400), request_timeout (408), headers_too_large (431), route_not_found (404), method_not_allowed (405), not_implemented (501), not_ready (503), unauthorized (401)
      */
-    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'decision_not_taken' | 'decision_required' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_page_map' | 'invalid_query' | 'invalid_rule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'migration_incompatible_value' | 'migration_same_version' | 'migration_step_unmapped' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_migratable' | 'run_not_retryable' | 'run_not_started' | 'scope_not_held' | 'step_already_claimed' | 'step_not_current' | 'step_not_held' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
+    code: 'aborted' | 'api_key_expired' | 'api_key_inactive' | 'api_key_not_found' | 'backfill_too_large' | 'body_timeout' | 'bulk_action_not_found' | 'completion_pending' | 'decision_not_taken' | 'decision_required' | 'delivery_not_found' | 'duplicate_header' | 'duplicate_input_id' | 'duplicate_page_name' | 'endpoint_disabled' | 'endpoint_limit_reached' | 'endpoint_not_found' | 'expiry_in_past' | 'expiry_not_held' | 'filter_required' | 'forbidden' | 'headers_too_large' | 'idempotency_key_in_flight' | 'idempotency_key_reused' | 'insufficient_scope' | 'internal' | 'invalid_body' | 'invalid_cron' | 'invalid_cursor' | 'invalid_field_value' | 'invalid_idempotency_key' | 'invalid_json' | 'invalid_last_event_id' | 'invalid_page_map' | 'invalid_query' | 'invalid_rule' | 'invalid_schedule' | 'invalid_template_field' | 'invalid_time_zone' | 'invalid_unicode' | 'invalid_url' | 'invalid_utf8' | 'malformed_request' | 'method_not_allowed' | 'migration_incompatible_value' | 'migration_same_version' | 'migration_step_unmapped' | 'missing_required_field' | 'not_implemented' | 'not_ready' | 'outcome_unknown' | 'payload_too_large' | 'rate_limited' | 'request_timeout' | 'route_not_found' | 'run_changed_concurrently' | 'run_not_active' | 'run_not_cancellable' | 'run_not_found' | 'run_not_migratable' | 'run_not_retryable' | 'run_not_started' | 'schedule_not_found' | 'scope_not_held' | 'step_already_claimed' | 'step_not_current' | 'step_not_held' | 'template_archived' | 'template_changed_concurrently' | 'template_not_found' | 'template_version_conflict' | 'template_version_not_found' | 'timed_out' | 'too_many_streams' | 'unauthorized' | 'unavailable' | 'unknown_input_field' | 'unknown_page' | 'unknown_template' | 'unknown_template_version' | 'unsupported_charset' | 'unsupported_media_type';
     /**
      * the request field at fault, as a JSON Pointer, when there is one
      */
@@ -160,6 +160,14 @@ export type WorkflowRunDetail = {
     currentStepName?: string;
     currentStepAssignee?: string;
     currentStepDueDate?: string;
+    /**
+     * the schedule that created the run, if one did
+     */
+    scheduleId?: string;
+    /**
+     * the scheduled time it was created for
+     */
+    scheduledFor?: string;
     inputFields: {
         [key: string]: string;
     };
@@ -251,7 +259,7 @@ export type WorkflowRunDetail = {
             [key: string]: unknown;
         };
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -259,6 +267,9 @@ export type WorkflowRunDetail = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
     }>;
     error?: {
@@ -313,6 +324,10 @@ export type GetWorkflowRunsQuery = {
      * runs with this label (key:value); repeat it for several, all of which must match
      */
     label?: Array<string>;
+    /**
+     * the runs a schedule created
+     */
+    schedule_id?: string;
 };
 
 export type WorkflowRunSummary = {
@@ -363,6 +378,10 @@ export type CountWorkflowRunsQuery = {
      * runs with this label (key:value); repeat it for several, all of which must match
      */
     label?: Array<string>;
+    /**
+     * the runs a schedule created
+     */
+    schedule_id?: string;
 };
 
 export type WorkflowRunCounts = {
@@ -567,6 +586,319 @@ export type WorkflowRunMigration = {
     };
 };
 
+export type CreateWorkflowScheduleRequest = {
+    workflow_template_id: string;
+    /**
+     * a version to pin; the template's latest at each firing when left out
+     */
+    workflow_template_version?: number;
+    /**
+     * each run's input values
+     */
+    input_fields?: {
+        [key: string]: string;
+    };
+    /**
+     * each run's assignee of a page
+     */
+    user_assignments?: {
+        [key: string]: string;
+    };
+    /**
+     * up to 16 labels: key ([a-z0-9_.-]{1,63}) → value (at most 255 characters)
+     */
+    labels?: {
+        [key: string]: string;
+    };
+    /**
+     * a cron expression of 5 fields (minute hour day-of-month month day-of-week), read in time_zone
+     */
+    cron?: string;
+    /**
+     * or a run every this many seconds (at least 60), counted from start_at
+     */
+    interval_seconds?: number;
+    /**
+     * an IANA time zone; the organization's when left out
+     */
+    time_zone?: string;
+    /**
+     * when a time comes while the previous run is still pending or active: skip it (the default), hold one until the previous run ends (buffer_one), or fire anyway (allow_all)
+     */
+    overlap?: 'skip' | 'buffer_one' | 'allow_all';
+    /**
+     * after downtime, missed times this recent still fire (in order); older ones are skipped (default 3600)
+     */
+    catchup_window_seconds?: number;
+    /**
+     * no time before this
+     */
+    start_at?: string;
+    /**
+     * no time after this
+     */
+    end_at?: string;
+    /**
+     * created paused
+     */
+    paused?: boolean;
+    /**
+     * why it is paused
+     */
+    note?: string;
+};
+
+export type WorkflowSchedule = {
+    id: string;
+    templateId: string;
+    /**
+     * the pinned version, if any
+     */
+    templateVersion?: number;
+    inputFields: {
+        [key: string]: string;
+    };
+    userAssignments: {
+        [key: string]: string;
+    };
+    labels: {
+        [key: string]: string;
+    };
+    cron?: string;
+    intervalSeconds?: number;
+    timeZone: string;
+    startAt?: string;
+    endAt?: string;
+    overlap: 'skip' | 'buffer_one' | 'allow_all';
+    catchupWindowSeconds: number;
+    state: 'active' | 'paused';
+    /**
+     * the note of the last pause or resume
+     */
+    note?: string;
+    /**
+     * its next five times (none while paused, or once its cadence has ended)
+     */
+    nextTimes: Array<string>;
+    /**
+     * its latest record
+     */
+    lastFire?: {
+        scheduledFor: string;
+        /**
+         * what asked for it: the cadence, trigger-workflow-schedule, backfill-workflow-schedule
+         */
+        kind: 'cadence' | 'trigger' | 'backfill';
+        /**
+         * fired: its run was created; buffered: held until the previous run ends (then fired); skipped: see reason
+         */
+        outcome: 'fired' | 'skipped' | 'buffered';
+        /**
+         * a skip's: overlap (the previous run still open), catchup_window (missed too long ago), paused, template_unavailable (archived, or its pinned version gone)
+         */
+        reason?: 'overlap' | 'catchup_window' | 'paused' | 'template_unavailable';
+        /**
+         * a skip record for several times (catch-up, a pause): how many
+         */
+        missed?: number;
+        /**
+         * the last of those times
+         */
+        until?: string;
+        /**
+         * the run it created
+         */
+        runId?: string;
+        /**
+         * when it was recorded
+         */
+        at: string;
+    };
+    createdAt: string;
+    updatedAt: string;
+};
+
+export type UpdateWorkflowScheduleRequest = {
+    id: string;
+    /**
+     * a version to pin, or null for the latest
+     */
+    workflow_template_version?: number | null;
+    /**
+     * each run's input values
+     */
+    input_fields?: {
+        [key: string]: string;
+    };
+    /**
+     * each run's assignee of a page
+     */
+    user_assignments?: {
+        [key: string]: string;
+    };
+    /**
+     * up to 16 labels: key ([a-z0-9_.-]{1,63}) → value (at most 255 characters)
+     */
+    labels?: {
+        [key: string]: string;
+    };
+    /**
+     * a cron expression of 5 fields (minute hour day-of-month month day-of-week), read in time_zone
+     */
+    cron?: string;
+    /**
+     * or a run every this many seconds (at least 60), counted from start_at
+     */
+    interval_seconds?: number;
+    /**
+     * an IANA time zone; the organization's when left out
+     */
+    time_zone?: string;
+    /**
+     * when a time comes while the previous run is still pending or active: skip it (the default), hold one until the previous run ends (buffer_one), or fire anyway (allow_all)
+     */
+    overlap?: 'skip' | 'buffer_one' | 'allow_all';
+    /**
+     * after downtime, missed times this recent still fire (in order); older ones are skipped (default 3600)
+     */
+    catchup_window_seconds?: number;
+    /**
+     * no time before this; null: none
+     */
+    start_at?: string | null;
+    /**
+     * no time after this; null: none
+     */
+    end_at?: string | null;
+};
+
+export type WorkflowScheduleNoteRequest = {
+    id: string;
+    /**
+     * kept with the change
+     */
+    note?: string;
+};
+
+export type WorkflowScheduleIdRequest = {
+    id: string;
+};
+
+export type WorkflowScheduleDeleted = {
+    id: string;
+    deleted: true;
+};
+
+export type TriggerWorkflowScheduleRequest = {
+    id: string;
+    /**
+     * the overlap rule for this run; the schedule's when left out
+     */
+    overlap?: 'skip' | 'buffer_one' | 'allow_all';
+};
+
+export type ScheduleFire = {
+    scheduledFor: string;
+    /**
+     * what asked for it: the cadence, trigger-workflow-schedule, backfill-workflow-schedule
+     */
+    kind: 'cadence' | 'trigger' | 'backfill';
+    /**
+     * fired: its run was created; buffered: held until the previous run ends (then fired); skipped: see reason
+     */
+    outcome: 'fired' | 'skipped' | 'buffered';
+    /**
+     * a skip's: overlap (the previous run still open), catchup_window (missed too long ago), paused, template_unavailable (archived, or its pinned version gone)
+     */
+    reason?: 'overlap' | 'catchup_window' | 'paused' | 'template_unavailable';
+    /**
+     * a skip record for several times (catch-up, a pause): how many
+     */
+    missed?: number;
+    /**
+     * the last of those times
+     */
+    until?: string;
+    /**
+     * the run it created
+     */
+    runId?: string;
+    /**
+     * when it was recorded
+     */
+    at: string;
+};
+
+export type BackfillWorkflowScheduleRequest = {
+    id: string;
+    /**
+     * the first scheduled time to fire (inclusive)
+     */
+    from: string;
+    /**
+     * the last (inclusive); at most 1,000 times between
+     */
+    to: string;
+    /**
+     * the overlap rule for these runs; the schedule's when left out
+     */
+    overlap?: 'skip' | 'buffer_one' | 'allow_all';
+};
+
+export type WorkflowScheduleBackfill = {
+    /**
+     * scheduled times in the range
+     */
+    times: number;
+    /**
+     * runs created
+     */
+    fired: number;
+    /**
+     * a time held (buffer_one)
+     */
+    buffered?: number;
+    /**
+     * times skipped, by reason
+     */
+    skipped: {
+        [key: string]: number;
+    };
+    /**
+     * times that had a record already (fired or skipped before): left as they were
+     */
+    alreadyRecorded: number;
+};
+
+export type GetWorkflowScheduleQuery = {
+    id: string;
+};
+
+export type GetWorkflowSchedulesQuery = {
+    /**
+     * page size (default 100)
+     */
+    limit?: number;
+    /**
+     * the position after which the page starts, from the Link rel="next" header
+     */
+    cursor?: string;
+    template_id?: string;
+    state?: 'active' | 'paused';
+};
+
+export type GetWorkflowScheduleHistoryQuery = {
+    /**
+     * page size (default 100)
+     */
+    limit?: number;
+    /**
+     * the position after which the page starts, from the Link rel="next" header
+     */
+    cursor?: string;
+    id: string;
+};
+
 export type BulkCancelWorkflowRunsRequest = {
     /**
      * the runs to change: the list's filter parameters (GET /get-workflow-runs), with the same names and values; `label` is an array of key:value. At least one is required
@@ -609,6 +941,10 @@ export type BulkCancelWorkflowRunsRequest = {
          * runs with this label (key:value); repeat it for several, all of which must match
          */
         label?: Array<string>;
+        /**
+         * the runs a schedule created
+         */
+        schedule_id?: string;
     };
     /**
      * kept with the bulk action (and, for a cancel, in each run.cancelled event)
@@ -708,6 +1044,10 @@ export type BulkRetryWorkflowRunsRequest = {
          * runs with this label (key:value); repeat it for several, all of which must match
          */
         label?: Array<string>;
+        /**
+         * the runs a schedule created
+         */
+        schedule_id?: string;
     };
     /**
      * kept with the bulk action (and, for a cancel, in each run.cancelled event)
@@ -757,6 +1097,10 @@ export type BulkMigrateWorkflowRunsRequest = {
          * runs with this label (key:value); repeat it for several, all of which must match
          */
         label?: Array<string>;
+        /**
+         * the runs a schedule created
+         */
+        schedule_id?: string;
     };
     /**
      * the version the runs use now (the plan maps its pages)
@@ -1273,7 +1617,7 @@ export type WorkflowTemplateDetail = {
      */
     versionCreatedAt: string;
     /**
-     * who saved this version: who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for versions saved before actors were recorded
+     * who saved this version: who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for versions saved before actors were recorded
      */
     versionCreatedBy?: {
         type: 'api_key';
@@ -1281,6 +1625,9 @@ export type WorkflowTemplateDetail = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
 };
 
@@ -1536,7 +1883,7 @@ export type WorkflowTemplateVersion = {
      */
     createdAt: string;
     /**
-     * who saved it: who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for versions saved before actors were recorded
+     * who saved it: who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for versions saved before actors were recorded
      */
     createdBy?: {
         type: 'api_key';
@@ -1544,6 +1891,9 @@ export type WorkflowTemplateVersion = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     pageCount: number;
     /**
@@ -1694,7 +2044,7 @@ export type CreateApiKeyRequest = {
     /**
      * the scopes the new key holds: each one the calling key holds itself
      */
-    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
+    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'schedules:read' | 'schedules:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
     /**
      * when the key stops working (in the future); none: never
      */
@@ -1709,9 +2059,9 @@ export type ApiKeyWithSecret = {
      */
     prefix: string;
     /**
-     * what the key may do: runs:read (list runs and read one in full); runs:write (create runs, complete steps, cancel and retry runs); templates:read (list templates and read one, with its versions); templates:write (create templates, save new versions, archive and restore); webhooks:read (list webhook endpoints and the delivery log); webhooks:write (subscribe and delete endpoints, rotate secrets, redeliver); keys:manage (create, list, revoke and roll API keys); audit:read (read the audit log)
+     * what the key may do: runs:read (list runs and read one in full); runs:write (create runs, complete steps, cancel and retry runs); templates:read (list templates and read one, with its versions); templates:write (create templates, save new versions, archive and restore); schedules:read (list schedules and read one, with its history); schedules:write (create, change, pause, resume, trigger, backfill and delete schedules); webhooks:read (list webhook endpoints and the delivery log); webhooks:write (subscribe and delete endpoints, rotate secrets, redeliver); keys:manage (create, list, revoke and roll API keys); audit:read (read the audit log)
      */
-    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
+    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'schedules:read' | 'schedules:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
     createdAt: string;
     /**
      * from this time on the key is refused (403 api_key_expired); none: never
@@ -1740,9 +2090,9 @@ export type ApiKey = {
      */
     prefix: string;
     /**
-     * what the key may do: runs:read (list runs and read one in full); runs:write (create runs, complete steps, cancel and retry runs); templates:read (list templates and read one, with its versions); templates:write (create templates, save new versions, archive and restore); webhooks:read (list webhook endpoints and the delivery log); webhooks:write (subscribe and delete endpoints, rotate secrets, redeliver); keys:manage (create, list, revoke and roll API keys); audit:read (read the audit log)
+     * what the key may do: runs:read (list runs and read one in full); runs:write (create runs, complete steps, cancel and retry runs); templates:read (list templates and read one, with its versions); templates:write (create templates, save new versions, archive and restore); schedules:read (list schedules and read one, with its history); schedules:write (create, change, pause, resume, trigger, backfill and delete schedules); webhooks:read (list webhook endpoints and the delivery log); webhooks:write (subscribe and delete endpoints, rotate secrets, redeliver); keys:manage (create, list, revoke and roll API keys); audit:read (read the audit log)
      */
-    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
+    scopes: Array<'runs:read' | 'runs:write' | 'templates:read' | 'templates:write' | 'schedules:read' | 'schedules:write' | 'webhooks:read' | 'webhooks:write' | 'keys:manage' | 'audit:read'>;
     createdAt: string;
     /**
      * from this time on the key is refused (403 api_key_expired); none: never
@@ -1792,7 +2142,7 @@ export type GetAuditLogQuery = {
      */
     cursor?: string;
     /**
-     * one or several of template.created, template.updated, template.archived, template.restored, api_key.created, api_key.revoked, api_key.rolled, api_key.expired, webhook_endpoint.created, webhook_endpoint.deleted, webhook_endpoint.secret_rotated, bulk_action.created, organization.settings_updated, comma-separated
+     * one or several of template.created, template.updated, template.archived, template.restored, api_key.created, api_key.revoked, api_key.rolled, api_key.expired, webhook_endpoint.created, webhook_endpoint.deleted, webhook_endpoint.secret_rotated, bulk_action.created, schedule.created, schedule.updated, schedule.paused, schedule.resumed, schedule.deleted, schedule.triggered, schedule.backfilled, organization.settings_updated, comma-separated
      */
     type?: string;
     /**
@@ -1820,7 +2170,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1828,6 +2178,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1848,7 +2201,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1856,6 +2209,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1876,7 +2232,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1884,6 +2240,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1903,7 +2262,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1911,6 +2270,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1930,7 +2292,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1938,6 +2300,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1960,7 +2325,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1968,6 +2333,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -1987,7 +2355,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -1995,6 +2363,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2017,7 +2388,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2025,6 +2396,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2045,7 +2419,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2053,6 +2427,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2073,7 +2450,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2081,6 +2458,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2100,7 +2480,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2108,6 +2488,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2127,7 +2510,7 @@ export type AuditEntry = {
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2135,6 +2518,9 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2161,13 +2547,13 @@ export type AuditEntry = {
     };
 } | {
     id: string;
-    type: 'organization.settings_updated';
+    type: 'schedule.created';
     /**
      * when the change was made
      */
     at: string;
     /**
-     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli)
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
      */
     actor: {
         type: 'api_key';
@@ -2175,6 +2561,229 @@ export type AuditEntry = {
         name?: string;
     } | {
         type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a schedule was created: its template and cadence
+     */
+    data: {
+        templateId: string;
+        cron?: string;
+        intervalSeconds?: number;
+        timeZone: string;
+        state: string;
+    };
+} | {
+    id: string;
+    type: 'schedule.updated';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a schedule was changed: the fields given, as they now are
+     */
+    data: {
+        changed: Array<string>;
+    };
+} | {
+    id: string;
+    type: 'schedule.paused';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a schedule was paused, with the note given
+     */
+    data: {
+        note?: string;
+    };
+} | {
+    id: string;
+    type: 'schedule.resumed';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a schedule was resumed, with the note given; the times it passed while paused are skipped
+     */
+    data: {
+        note?: string;
+        skippedWhilePaused?: number;
+    };
+} | {
+    id: string;
+    type: 'schedule.deleted';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a schedule was deleted (its history and runs are kept)
+     */
+    data: {
+        [key: string]: never;
+    };
+} | {
+    id: string;
+    type: 'schedule.triggered';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * a run was asked for now, outside the cadence
+     */
+    data: {
+        scheduledFor: string;
+        outcome: string;
+        runId?: string;
+    };
+} | {
+    id: string;
+    type: 'schedule.backfilled';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
+    };
+    /**
+     * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
+     */
+    targetId: string;
+    /**
+     * runs were asked for the scheduled times of a range
+     */
+    data: {
+        from: string;
+        to: string;
+        times: number;
+        fired: number;
+    };
+} | {
+    id: string;
+    type: 'organization.settings_updated';
+    /**
+     * when the change was made
+     */
+    at: string;
+    /**
+     * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates)
+     */
+    actor: {
+        type: 'api_key';
+        id: string;
+        name?: string;
+    } | {
+        type: 'system' | 'admin_cli';
+    } | {
+        type: 'schedule';
+        id: string;
     };
     /**
      * the id of what changed: a template, an API key, a webhook endpoint, a bulk action, the organization
@@ -2270,7 +2879,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2278,6 +2887,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2317,7 +2929,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2325,6 +2937,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2376,7 +2991,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2384,6 +2999,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2440,7 +3058,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2448,6 +3066,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2512,7 +3133,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2520,6 +3141,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2560,7 +3184,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2568,6 +3192,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2606,7 +3233,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2614,6 +3241,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2651,7 +3281,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2659,6 +3289,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2697,7 +3330,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2705,6 +3338,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2735,7 +3371,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2743,6 +3379,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2771,7 +3410,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2779,6 +3418,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2809,7 +3451,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2817,6 +3459,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2847,7 +3492,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2855,6 +3500,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2885,7 +3533,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2893,6 +3541,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -2970,7 +3621,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -2978,6 +3629,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -3008,7 +3662,7 @@ export type WebhookPayload = {
          */
         seq: number;
         /**
-         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), or an operator with the admin CLI (admin_cli); absent for events recorded before actors were
+         * who made the change: an API key (its id and, when it has one, its name), the service itself (system: a worker or the reconciler), an operator with the admin CLI (admin_cli), or a schedule (its id: the runs it creates); absent for events recorded before actors were
          */
         actor?: {
             type: 'api_key';
@@ -3016,6 +3670,9 @@ export type WebhookPayload = {
             name?: string;
         } | {
             type: 'system' | 'admin_cli';
+        } | {
+            type: 'schedule';
+            id: string;
         };
         run: {
             id: string;
@@ -3618,6 +4275,10 @@ export type GetWorkflowRunsData = {
          * runs with this label (key:value); repeat it for several, all of which must match
          */
         label?: Array<string>;
+        /**
+         * the runs a schedule created
+         */
+        schedule_id?: string;
     };
     url: '/get-workflow-runs';
 };
@@ -3697,6 +4358,10 @@ export type CountWorkflowRunsData = {
          * runs with this label (key:value); repeat it for several, all of which must match
          */
         label?: Array<string>;
+        /**
+         * the runs a schedule created
+         */
+        schedule_id?: string;
     };
     url: '/count-workflow-runs';
 };
@@ -3896,6 +4561,653 @@ export type MigrateWorkflowRunResponses = {
 };
 
 export type MigrateWorkflowRunResponse = MigrateWorkflowRunResponses[keyof MigrateWorkflowRunResponses];
+
+export type CreateWorkflowScheduleData = {
+    body: CreateWorkflowScheduleRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/create-workflow-schedule';
+};
+
+export type CreateWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; unknown_template: no such template in this organization; unknown_template_version: workflow_template_version names no version of the template; unknown_input_field: an input_fields key the template or step lacks; unknown_page: a user_assignments key that is not a page; invalid_field_value: a value does not parse as its field's type, or breaks one of its limits; invalid_cron: cron is not a cron expression of 5 fields (the message says what is wrong); invalid_schedule: a schedule without a cadence or with two (cron and interval_seconds), end_at not after start_at, or a backfill range that is not in the past; invalid_time_zone: not an IANA time zone this service knows
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; template_archived: the template is archived: it takes no new runs
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type CreateWorkflowScheduleError = CreateWorkflowScheduleErrors[keyof CreateWorkflowScheduleErrors];
+
+export type CreateWorkflowScheduleResponses = {
+    /**
+     * the schedule as stored, with its next five times
+     */
+    200: WorkflowSchedule;
+};
+
+export type CreateWorkflowScheduleResponse = CreateWorkflowScheduleResponses[keyof CreateWorkflowScheduleResponses];
+
+export type UpdateWorkflowScheduleData = {
+    body: UpdateWorkflowScheduleRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/update-workflow-schedule';
+};
+
+export type UpdateWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; unknown_template: no such template in this organization; unknown_template_version: workflow_template_version names no version of the template; unknown_input_field: an input_fields key the template or step lacks; unknown_page: a user_assignments key that is not a page; invalid_field_value: a value does not parse as its field's type, or breaks one of its limits; invalid_cron: cron is not a cron expression of 5 fields (the message says what is wrong); invalid_schedule: a schedule without a cadence or with two (cron and interval_seconds), end_at not after start_at, or a backfill range that is not in the past; invalid_time_zone: not an IANA time zone this service knows
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled; template_archived: the template is archived: it takes no new runs
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type UpdateWorkflowScheduleError = UpdateWorkflowScheduleErrors[keyof UpdateWorkflowScheduleErrors];
+
+export type UpdateWorkflowScheduleResponses = {
+    /**
+     * the schedule as stored
+     */
+    200: WorkflowSchedule;
+};
+
+export type UpdateWorkflowScheduleResponse = UpdateWorkflowScheduleResponses[keyof UpdateWorkflowScheduleResponses];
+
+export type PauseWorkflowScheduleData = {
+    body: WorkflowScheduleNoteRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/pause-workflow-schedule';
+};
+
+export type PauseWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type PauseWorkflowScheduleError = PauseWorkflowScheduleErrors[keyof PauseWorkflowScheduleErrors];
+
+export type PauseWorkflowScheduleResponses = {
+    /**
+     * the schedule, paused
+     */
+    200: WorkflowSchedule;
+};
+
+export type PauseWorkflowScheduleResponse = PauseWorkflowScheduleResponses[keyof PauseWorkflowScheduleResponses];
+
+export type ResumeWorkflowScheduleData = {
+    body: WorkflowScheduleNoteRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/resume-workflow-schedule';
+};
+
+export type ResumeWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type ResumeWorkflowScheduleError = ResumeWorkflowScheduleErrors[keyof ResumeWorkflowScheduleErrors];
+
+export type ResumeWorkflowScheduleResponses = {
+    /**
+     * the schedule, active
+     */
+    200: WorkflowSchedule;
+};
+
+export type ResumeWorkflowScheduleResponse = ResumeWorkflowScheduleResponses[keyof ResumeWorkflowScheduleResponses];
+
+export type DeleteWorkflowScheduleData = {
+    body: WorkflowScheduleIdRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/delete-workflow-schedule';
+};
+
+export type DeleteWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type DeleteWorkflowScheduleError = DeleteWorkflowScheduleErrors[keyof DeleteWorkflowScheduleErrors];
+
+export type DeleteWorkflowScheduleResponses = {
+    /**
+     * deleted
+     */
+    200: WorkflowScheduleDeleted;
+};
+
+export type DeleteWorkflowScheduleResponse = DeleteWorkflowScheduleResponses[keyof DeleteWorkflowScheduleResponses];
+
+export type TriggerWorkflowScheduleData = {
+    body: TriggerWorkflowScheduleRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/trigger-workflow-schedule';
+};
+
+export type TriggerWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type TriggerWorkflowScheduleError = TriggerWorkflowScheduleErrors[keyof TriggerWorkflowScheduleErrors];
+
+export type TriggerWorkflowScheduleResponses = {
+    /**
+     * what happened
+     */
+    200: ScheduleFire;
+};
+
+export type TriggerWorkflowScheduleResponse = TriggerWorkflowScheduleResponses[keyof TriggerWorkflowScheduleResponses];
+
+export type BackfillWorkflowScheduleData = {
+    body: BackfillWorkflowScheduleRequest;
+    headers?: {
+        /**
+         * Makes the request safe to retry: the same key with the same body gets the first answer again.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/backfill-workflow-schedule';
+};
+
+export type BackfillWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_body: a body field breaks its schema (see field); invalid_json: the body is not JSON; invalid_utf8: the body is not UTF-8; invalid_unicode: a string holds a lone surrogate; aborted: the client closed the request mid-body; invalid_idempotency_key: the Idempotency-Key is malformed; invalid_schedule: a schedule without a cadence or with two (cron and interval_seconds), end_at not after start_at, or a backfill range that is not in the past; backfill_too_large: a backfill range holding more than 1,000 scheduled times
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * body_timeout: the body did not arrive in time; nothing was done
+     */
+    408: Error;
+    /**
+     * idempotency_key_in_flight: a request with this Idempotency-Key is still being handled
+     */
+    409: Error;
+    /**
+     * payload_too_large: the body is larger than BODY_LIMIT_BYTES
+     */
+    413: Error;
+    /**
+     * unsupported_media_type: the body is not declared as JSON; unsupported_charset: a charset other than UTF-8
+     */
+    415: Error;
+    /**
+     * idempotency_key_reused: the Idempotency-Key was used with another endpoint or body
+     */
+    422: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service; outcome_unknown: the commit was not confirmed: the change may have been made
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type BackfillWorkflowScheduleError = BackfillWorkflowScheduleErrors[keyof BackfillWorkflowScheduleErrors];
+
+export type BackfillWorkflowScheduleResponses = {
+    /**
+     * what happened
+     */
+    200: WorkflowScheduleBackfill;
+};
+
+export type BackfillWorkflowScheduleResponse = BackfillWorkflowScheduleResponses[keyof BackfillWorkflowScheduleResponses];
+
+export type GetWorkflowScheduleData = {
+    body?: never;
+    path?: never;
+    query: {
+        id: string;
+    };
+    url: '/get-workflow-schedule';
+};
+
+export type GetWorkflowScheduleErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type GetWorkflowScheduleError = GetWorkflowScheduleErrors[keyof GetWorkflowScheduleErrors];
+
+export type GetWorkflowScheduleResponses = {
+    /**
+     * the schedule
+     */
+    200: WorkflowSchedule;
+};
+
+export type GetWorkflowScheduleResponse = GetWorkflowScheduleResponses[keyof GetWorkflowScheduleResponses];
+
+export type GetWorkflowSchedulesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * page size (default 100)
+         */
+        limit?: number;
+        /**
+         * the position after which the page starts, from the Link rel="next" header
+         */
+        cursor?: string;
+        template_id?: string;
+        state?: 'active' | 'paused';
+    };
+    url: '/get-workflow-schedules';
+};
+
+export type GetWorkflowSchedulesErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_cursor: the cursor is not one this service made
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type GetWorkflowSchedulesError = GetWorkflowSchedulesErrors[keyof GetWorkflowSchedulesErrors];
+
+export type GetWorkflowSchedulesResponses = {
+    /**
+     * a page of schedules; the next page is in the Link header
+     */
+    200: Array<WorkflowSchedule>;
+};
+
+export type GetWorkflowSchedulesResponse = GetWorkflowSchedulesResponses[keyof GetWorkflowSchedulesResponses];
+
+export type GetWorkflowScheduleHistoryData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * page size (default 100)
+         */
+        limit?: number;
+        /**
+         * the position after which the page starts, from the Link rel="next" header
+         */
+        cursor?: string;
+        id: string;
+    };
+    url: '/get-workflow-schedule-history';
+};
+
+export type GetWorkflowScheduleHistoryErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; invalid_cursor: the cursor is not one this service made
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * schedule_not_found: no such schedule in this organization
+     */
+    404: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type GetWorkflowScheduleHistoryError = GetWorkflowScheduleHistoryErrors[keyof GetWorkflowScheduleHistoryErrors];
+
+export type GetWorkflowScheduleHistoryResponses = {
+    /**
+     * a page of records; the next page is in the Link header
+     */
+    200: Array<ScheduleFire>;
+};
+
+export type GetWorkflowScheduleHistoryResponse = GetWorkflowScheduleHistoryResponses[keyof GetWorkflowScheduleHistoryResponses];
 
 export type BulkCancelWorkflowRunsData = {
     body: BulkCancelWorkflowRunsRequest;
@@ -5276,7 +6588,7 @@ export type GetAuditLogData = {
          */
         cursor?: string;
         /**
-         * one or several of template.created, template.updated, template.archived, template.restored, api_key.created, api_key.revoked, api_key.rolled, api_key.expired, webhook_endpoint.created, webhook_endpoint.deleted, webhook_endpoint.secret_rotated, bulk_action.created, organization.settings_updated, comma-separated
+         * one or several of template.created, template.updated, template.archived, template.restored, api_key.created, api_key.revoked, api_key.rolled, api_key.expired, webhook_endpoint.created, webhook_endpoint.deleted, webhook_endpoint.secret_rotated, bulk_action.created, schedule.created, schedule.updated, schedule.paused, schedule.resumed, schedule.deleted, schedule.triggered, schedule.backfilled, organization.settings_updated, comma-separated
          */
         type?: string;
         /**
