@@ -421,3 +421,31 @@ export function fieldNamer(
       for (const f of p.inputFields) if (!names.has(f.inputId)) names.set(f.inputId, f.fieldName);
   return (inputId) => names.get(inputId) ?? inputId;
 }
+
+/**
+ * The "drop incompatible values" choice of a move: a value the `target` version's field refuses
+ * is dropped rather than what happens `instead`.
+ */
+export function DropIncompatible({
+  checked,
+  target,
+  instead,
+  onChange,
+}: {
+  checked: boolean;
+  target: string;
+  instead: string;
+  onChange(checked: boolean): void;
+}) {
+  return (
+    <label class="check migrate-drop">
+      <input
+        type="checkbox"
+        checked={checked}
+        onChange={(event) => onChange(event.currentTarget.checked)}
+      />{' '}
+      Drop incompatible values: a value the {target} version's field refuses is dropped (and kept in
+      the run's history) rather than {instead}
+    </label>
+  );
+}

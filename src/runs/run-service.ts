@@ -87,10 +87,10 @@ export function checkAgainstTemplate(
   checkValues(template, inputFields);
 }
 
-/** Why a run cannot be made from the template asked for. */
-function templateRefusal(
+/** Why a run cannot be made from the template asked for (a create's, or a schedule's). */
+export function templateRefusal(
   reason: 'unknown_template' | 'template_archived' | 'unknown_template_version',
-  request: CreateRunBody,
+  request: Pick<CreateRunBody, 'workflow_template_id' | 'workflow_template_version'>,
 ): DomainError {
   const id = request.workflow_template_id;
   switch (reason) {

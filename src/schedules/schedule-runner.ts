@@ -103,7 +103,7 @@ export async function openRuns(query: TxQuery, ids: readonly string[]): Promise<
   return new Set(rows.map((row) => row.id));
 }
 
-/** The runs a schedule's records create, and the last of them. */
+/** The runs a schedule's records create, in order. */
 export function runsOf(fires: readonly NewFire[]): RunRecord[] {
   return fires.flatMap((f) => (f.outcome === 'fired' ? [f.run] : []));
 }

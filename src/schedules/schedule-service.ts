@@ -11,7 +11,8 @@ import { newId } from '../lib/ids.js';
 import { countChange, runsCreated } from '../metrics/metrics.js';
 import type { RunNotifier } from '../runs/run-notifier.js';
 import type { RunRecord } from '../runs/run-record.js';
-import { checkAgainstTemplate } from '../runs/run-service.js';
+import { checkAgainstTemplate, templateRefusal } from '../runs/run-service.js';
+import { parseTime, type FilterSource } from '../runs/run-filter.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import { cronProblem, isTimeZone, nextTime, timesBetween } from './cadence.js';
 import type { Fire, OverlapPolicy } from './schedule-firing.js';
@@ -78,14 +79,10 @@ function checkCadence(c: CadenceFields): void {
   }
 }
 
-/** A date-time the schema let through that is no date: a 400 naming it. */
+/** A date-time of a body (run-filter's parseTime: one that is no date is a 400 naming it). */
+const BODY_TIME: FilterSource = { code: 'invalid_body', at: [] };
 function dateOf(value: string | null | undefined, name: string): Date | null | undefined {
-  if (value === undefined || value === null) return value;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
-    throw new DomainError('invalid_body', `${name} is not a valid date-time`, pointer(name));
-  }
-  return date;
+  return value === null ? null : parseTime(value, name, BODY_TIME);
 }
 
 /** The row's next time and wake time from `now` on (none while paused). */
@@ -123,21 +120,7 @@ export class ScheduleService {
       body.workflow_template_id,
       body.workflow_template_version,
     );
-    if (!found.ok) {
-      throw new DomainError(
-        found.reason === 'template_archived' ? 'template_archived' : found.reason,
-        found.reason === 'unknown_template_version'
-          ? `workflow template '${body.workflow_template_id}' has no version ${body.workflow_template_version}`
-          : found.reason === 'template_archived'
-            ? `workflow template '${body.workflow_template_id}' is archived: it takes no new runs`
-            : `workflow template '${body.workflow_template_id}' not found`,
-        pointer(
-          found.reason === 'unknown_template_version'
-            ? 'workflow_template_version'
-            : 'workflow_template_id',
-        ),
-      );
-    }
+    if (!found.ok) throw templateRefusal(found.reason, body);
     const request: RunRequest = {
       input_fields: body.input_fields ?? {},
       user_assignments: body.user_assignments ?? {},

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BulkAction } from 'workflow-run-client';
 import { bulkFilter, count, SkippedList, started, useBulkAction } from '../bulk-actions.js';
 import {
+  DropIncompatible,
   mapShowsError,
   PageMapEditor,
   pageMapBody,
@@ -220,18 +221,15 @@ export function MigratePanel({
           }}
         />
       )}
-      <label class="check migrate-drop">
-        <input
-          type="checkbox"
-          checked={drop}
-          onChange={(event) => {
-            setDrop(event.currentTarget.checked);
-            change();
-          }}
-        />{' '}
-        Drop incompatible values: a value the target version's field refuses is dropped (and kept in
-        the run's history) rather than the run skipped
-      </label>
+      <DropIncompatible
+        checked={drop}
+        target="target"
+        instead="the run skipped"
+        onChange={(checked) => {
+          setDrop(checked);
+          change();
+        }}
+      />
       <ErrorBanner error={topError} title="Refused" />
       {current && <DryRun key={current.id} id={current.id} onFinished={setDryResult} />}
       <div class="buttons">

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { WorkflowRunDetail, WorkflowTemplateDetail } from 'workflow-run-client';
 import {
+  DropIncompatible,
   fieldNamer,
   mapShowsError,
   MigrationSummary,
@@ -192,18 +193,15 @@ export function MigrateRun({
           }}
         />
       )}
-      <label class="check migrate-drop">
-        <input
-          type="checkbox"
-          checked={drop}
-          onChange={(event) => {
-            setDrop(event.currentTarget.checked);
-            change();
-          }}
-        />{' '}
-        Drop incompatible values: a value the new version's field refuses is dropped (and kept in
-        the run's history) rather than refusing the move
-      </label>
+      <DropIncompatible
+        checked={drop}
+        target="new"
+        instead="refusing the move"
+        onChange={(checked) => {
+          setDrop(checked);
+          change();
+        }}
+      />
       <ErrorBanner error={topError} title="Refused" />
       {checked && (
         <section class="migrate-check" aria-labelledby="migrate-check-title">
