@@ -17,6 +17,7 @@ import * as stepWake from './20261128000000_step_wake.js';
 import * as taskInbox from './20261128010000_task_inbox.js';
 import * as bulkMigration from './20261129000000_bulk_migration.js';
 import * as schedules from './20261130000000_schedules.js';
+import * as insights from './20261201000000_insights.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '20261128010000_task_inbox': taskInbox,
   '20261129000000_bulk_migration': bulkMigration,
   '20261130000000_schedules': schedules,
+  '20261201000000_insights': insights,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

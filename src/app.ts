@@ -33,6 +33,9 @@ import { requestContext } from './http/request-context.js';
 import { requestTimeout } from './http/timeout.js';
 import type { Logger } from './logger.js';
 import { runRoutes } from './runs/run-routes.js';
+import { insightRoutes } from './insights/insight-routes.js';
+import { insightSchemas } from './insights/insight-schemas.js';
+import type { InsightService } from './insights/insight-service.js';
 import { taskRoutes } from './tasks/task-routes.js';
 import { taskSchemas } from './tasks/task-schemas.js';
 import { TaskService } from './tasks/task-service.js';
@@ -75,6 +78,7 @@ export interface AppDeps {
   webhookService: WebhookService;
   keyService: KeyService;
   retentionService: RetentionService;
+  insightService: InsightService;
   /** The live event streams of this process (src/streams/). */
   streams: { hub: StreamHub; store: StreamStore };
   isShuttingDown: () => boolean;
@@ -134,6 +138,7 @@ export function apiRoutes(deps: AppDeps): Route[] {
       defaultLimit: config.listDefaultLimit,
     }),
     ...retentionRoutes({ service: deps.retentionService }),
+    ...insightRoutes({ service: deps.insightService, schemas: insightSchemas(config) }),
     ...streamRoutes(deps.streams),
   ];
 }

@@ -63,6 +63,8 @@ export interface Config {
   webhooks: WebhookConfig;
   retention: RetentionConfig;
   streams: StreamConfig;
+  /** How often each worker folds new run events into the insights' rollups (src/insights/). */
+  insightFoldIntervalMs: number;
 }
 
 /** Reads from MariaDB replicas, with read-your-writes (src/db-replicas.ts). */
@@ -317,6 +319,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: webhookConfig(env),
     retention: retentionConfig(env),
     streams: streamConfig(env),
+    insightFoldIntervalMs: int(env, 'INSIGHTS_FOLD_INTERVAL_MS', 1000, 10, 60000),
   };
 }
 

@@ -37,6 +37,8 @@ import { RunStore } from './runs/run-store.js';
 import { rehearsalBody, rehearseCreates } from './runs/create-rehearsal.js';
 import { Readiness, rehearseRequests } from './warm-up.js';
 import { TemplateService } from './templates/template-service.js';
+import { InsightReads } from './insights/insight-reads.js';
+import { InsightService } from './insights/insight-service.js';
 import { TemplateStore } from './templates/template-store.js';
 import { DeliveryLogStore } from './webhooks/delivery-log-store.js';
 import { EndpointStore } from './webhooks/endpoint-store.js';
@@ -153,6 +155,9 @@ const app = createApp({
     new RunDeletionStore(db, config.writeTimeoutMs, eventSignal.committed),
     settings,
     config.retention.defaultDays,
+  ),
+  insightService: new InsightService(new InsightReads(db, reader), templates, (organizationId) =>
+    settings.cachedTimeZone(organizationId),
   ),
   streams: { hub: streamHub, store: streamStore },
   isShuttingDown: () => shuttingDown,

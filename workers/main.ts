@@ -35,6 +35,9 @@ import { SettingsStore } from '../src/retention/settings-store.js';
 import { Deliverer } from '../src/webhooks/deliverer.js';
 import { DeliveryStore } from '../src/webhooks/delivery-store.js';
 import { Dispatcher } from '../src/webhooks/dispatcher.js';
+import { InsightFolder } from '../src/insights/insight-folder.js';
+import { InsightStore } from '../src/insights/insight-store.js';
+import { StreamStore } from '../src/streams/stream-store.js';
 import { OutboxStore } from '../src/webhooks/outbox-store.js';
 import { toSummary } from '../src/runs/run-views.js';
 import { Reconciler } from './reconciler.js';
@@ -196,12 +199,24 @@ const reconciler = new Reconciler(
   { intervalMs: config.reconcileIntervalMs, afterMs: config.reconcileAfterMs },
   log,
 );
+// The insights' rollups, folded from the events behind a cursor (one worker at a time).
+const insightFolder = new InsightFolder(
+  new InsightStore(db, config.writeTimeoutMs),
+  new StreamStore(db, config.writeTimeoutMs),
+  config.streams.gapGraceMs,
+  config.insightFoldIntervalMs,
+  log,
+);
 reconciler.start();
 dispatcher.start();
+insightFolder.start();
 // Events any process committed (the API's cancels among them) wake the dispatcher too, not
 // only this worker's own commits: they go out within milliseconds, not at the next pass.
 const signals = connections.subscriber('wrs-worker-signals');
-listenForSignals(signals, eventsChannel(config.queuePrefix), log, () => dispatcher.signalled());
+listenForSignals(signals, eventsChannel(config.queuePrefix), log, () => {
+  dispatcher.signalled();
+  insightFolder.signalled();
+});
 const retention = retentionTicker(queues.get('runRetention'), config.retention.intervalMs, log);
 retention.start(Math.min(1000, config.retention.intervalMs));
 registerProcessGauges({
@@ -230,7 +245,12 @@ void whenReady({ workers, db, stopped: () => stopping }).then(
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
   stopping = true; // bulk actions and retention passes stop between batches
-  await Promise.all([reconciler.stop(), dispatcher.stop(), retention.stop()]);
+  await Promise.all([
+    reconciler.stop(),
+    dispatcher.stop(),
+    insightFolder.stop(),
+    retention.stop(),
+  ]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
   await Promise.all(

@@ -67,6 +67,8 @@ async function removeRuns(query: TxQuery, organizationId: string, ids: string[])
   );
   // The inbox's terms of a run deleted while active (a label is one).
   await query(deleteTermsSql('r.id IN (?)'), [ids]);
+  // What the insights' fold keeps of a run that may still change (its labels among it).
+  await query('DELETE FROM insight_runs WHERE run_id IN (?)', [ids]);
   await query(
     'DELETE r FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) WHERE r.id IN (?)',
     [ids],

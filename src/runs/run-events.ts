@@ -53,10 +53,19 @@ const NEXT_STEP = {
 
 /** What each type of event says, in camelCase; a value that is absent is left out. */
 export const RUN_EVENT_DATA = {
-  'run.created': data('the run was created, pending', { templateId: text, workflowName: text }, [
-    'templateId',
-    'workflowName',
-  ]),
+  'run.created': data(
+    'the run was created, pending',
+    {
+      templateId: text,
+      templateVersion: {
+        type: 'integer',
+        minimum: 1,
+        description: 'the version of the template it was created from',
+      },
+      workflowName: text,
+    },
+    ['templateId', 'workflowName'],
+  ),
   'run.started': data(
     'a worker started the run: its first step is current',
     {

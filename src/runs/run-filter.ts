@@ -25,6 +25,12 @@ export function runFilterProperties(limits: Pick<Config, 'maxAssigneeLength'>) {
       minimum: 1,
       description: 'with template_id: the runs using this version of the template',
     },
+    step: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'with template_id: the runs whose current step is this page (by name)',
+    },
     assignee: {
       type: 'string',
       minLength: 1,
@@ -60,6 +66,7 @@ export const RUN_FILTER_NAMES = [
   'status',
   'template_id',
   'template_version',
+  'step',
   'assignee',
   'overdue',
   'updated_after',
@@ -106,10 +113,18 @@ export function toRunFilter(input: RunFilterInput, source: FilterSource = QUERY_
       pointer(...source.at, 'template_version'),
     );
   }
+  if (input.step !== undefined && input.template_id === undefined) {
+    throw new DomainError(
+      source.code,
+      "step names a page of one template: give template_id with it",
+      pointer(...source.at, 'step'),
+    );
+  }
   return {
     statuses: input.status ? ([...new Set(input.status.split(','))] as RunStatus[]) : undefined,
     templateId: input.template_id,
     templateVersion: input.template_version,
+    step: input.step,
     assignee: input.assignee,
     overdue: input.overdue,
     updatedAfter: parseTime(input.updated_after, 'updated_after', source),

@@ -10,6 +10,8 @@ export interface RunFilter {
   templateId?: string;
   /** With templateId: runs using this version of the template. */
   templateVersion?: number;
+  /** With templateId: runs whose current step is this page. */
+  step?: string;
   assignee?: string;
   overdue?: boolean;
   updatedAfter?: Date;
@@ -60,6 +62,7 @@ function scanOf(db: Db, organizationId: string, filter: RunFilter, status: RunSt
   if (filter.templateVersion !== undefined) {
     query.andWhere('template_version', filter.templateVersion);
   }
+  if (filter.step !== undefined) query.andWhere('current_step_name', filter.step);
   if (filter.overdue !== undefined) query.andWhere('current_step_overdue', filter.overdue ? 1 : 0);
   if (filter.updatedAfter) query.andWhere('last_activity', '>', filter.updatedAfter);
   if (filter.updatedBefore) query.andWhere('last_activity', '<', filter.updatedBefore);
@@ -183,6 +186,7 @@ function entryWhere(
     ['r.current_step_assignee = ?', filter.assignee],
     ['r.template_id = ?', filter.templateId],
     ['r.template_version = ?', filter.templateVersion],
+    ['r.current_step_name = ?', filter.step],
     [
       'r.current_step_overdue = ?',
       filter.overdue === undefined ? undefined : filter.overdue ? 1 : 0,

@@ -46,6 +46,8 @@ export class EventWatermark {
     private readonly store: StreamStore,
     private readonly gapGraceMs: number,
     private readonly now: () => number = Date.now,
+    /** Where to start instead (a reader's stored cursor, every id up to it decided). */
+    private readonly start?: () => Promise<number>,
   ) {}
 
   /** The watermark, once known (after the first advance). */
@@ -55,7 +57,11 @@ export class EventWatermark {
 
   /** Moves the watermark as far as the committed ids allow (one caller at a time). */
   async advance(): Promise<AdvanceResult> {
-    let mark = this.mark ?? Math.max(0, (await this.store.maxId()) - START_LOOKBACK);
+    let mark =
+      this.mark ??
+      (this.start
+        ? await this.start()
+        : Math.max(0, (await this.store.maxId()) - START_LOOKBACK));
     this.mark = mark;
     for (;;) {
       const ids = await this.store.idsAfter(mark, SCAN_LIMIT);

@@ -163,6 +163,17 @@ describe('the typed client, against the service', function () {
     await wrs.unclaimWorkflowStep({ ...step, user_id: 'ada' });
     await wrs.assignWorkflowStep({ ...step, user_id: 'grace' });
     expect((await wrs.getTasks({ assignee: 'grace' })).map((t) => t.runId)).to.deep.equal([run.id]);
+    // Insights: the run, of its label, counted as created and open at its step, with grace's.
+    const insights = await waitFor('the run in the insights', async () => {
+      const figures = await wrs.getRunInsights({
+        template_id: template.id,
+        label: 'suite:client-tour',
+        bucket: 'hour',
+      });
+      return figures.lagMs === 0 ? figures : undefined;
+    });
+    expect(insights.buckets.reduce((n, b) => n + b.created, 0)).to.equal(1);
+    expect(insights.open.steps.map((s) => [s.step, s.runs])).to.deep.equal([['Details', 1]]);
     // Moved onto version 1 of its template (it was made at 2, the latest), dry run first.
     const dry = await wrs.migrateWorkflowRun({
       workflow_run_id: run.id,

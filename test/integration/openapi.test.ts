@@ -69,6 +69,7 @@ describe('the API document: GET /openapi.json', () => {
         '/get-workflow-schedule',
         '/get-workflow-schedules',
         '/get-workflow-schedule-history',
+        '/get-run-insights',
         '/get-bulk-action',
         '/create-webhook-endpoint',
         '/get-webhook-endpoints',

@@ -95,6 +95,7 @@ describe('one run in full: GET /get-workflow-run @cluster', () => {
     expect(made!.at).to.equal(created.body.last_activity);
     expect(made!.data).to.deep.equal({
       templateId: tenant.template.id,
+      templateVersion: 1,
       workflowName: 'Purchase request',
     });
     expect(start!.data).to.deep.equal({

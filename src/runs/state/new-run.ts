@@ -69,6 +69,13 @@ export function newRun(
     events: [],
   };
   return withEvents(run, now, actor, [
-    { type: 'run.created', data: { templateId: template.id, workflowName: template.name } },
+    {
+      type: 'run.created',
+      data: {
+        templateId: template.id,
+        templateVersion: template.version,
+        workflowName: template.name,
+      },
+    },
   ]);
 }

@@ -27,6 +27,7 @@ export const OPERATIONS = {
   getBulkAction: { method: 'GET', path: '/get-bulk-action', kind: 'call' },
   getCurrentApiKey: { method: 'GET', path: '/get-current-api-key', kind: 'call' },
   getOrganizationSettings: { method: 'GET', path: '/get-organization-settings', kind: 'call' },
+  getRunInsights: { method: 'GET', path: '/get-run-insights', kind: 'call' },
   getTasks: { method: 'GET', path: '/get-tasks', kind: 'list' },
   getWebhookDeliveries: { method: 'GET', path: '/get-webhook-deliveries', kind: 'list' },
   getWebhookEndpoints: { method: 'GET', path: '/get-webhook-endpoints', kind: 'call' },
@@ -82,6 +83,7 @@ export interface OperationParams {
   getBulkAction: NonNullable<T.GetBulkActionData['query']>;
   getCurrentApiKey: Record<string, never>;
   getOrganizationSettings: Record<string, never>;
+  getRunInsights: NonNullable<T.GetRunInsightsData['query']>;
   getTasks: NonNullable<T.GetTasksData['query']>;
   getWebhookDeliveries: NonNullable<T.GetWebhookDeliveriesData['query']>;
   getWebhookEndpoints: Record<string, never>;
@@ -135,6 +137,7 @@ export interface OperationResults {
   getBulkAction: T.GetBulkActionResponses[200];
   getCurrentApiKey: T.GetCurrentApiKeyResponses[200];
   getOrganizationSettings: T.GetOrganizationSettingsResponses[200];
+  getRunInsights: T.GetRunInsightsResponses[200];
   getTasks: T.GetTasksResponses[200];
   getWebhookDeliveries: T.GetWebhookDeliveriesResponses[200];
   getWebhookEndpoints: T.GetWebhookEndpointsResponses[200];
@@ -435,6 +438,19 @@ export abstract class Operations {
    */
   getOrganizationSettings(params?: OperationParams['getOrganizationSettings'], options?: CallOptions): Promise<OperationResults['getOrganizationSettings']> {
     return this.call('getOrganizationSettings', params, options);
+  }
+
+  /**
+   * How runs performed over a range: throughput per bucket, time to complete, time and lateness per step, open runs by step now.
+   *
+   * Of one template (optionally one version) or every template of the organization; in buckets
+   * of hours, days or weeks of the organization's time zone. Read from rollups folded from the
+   * run history behind a cursor: asOf and lagMs say how far they trail it. Quantiles are within
+   * 1% of the exact ones. Scope: `runs:read`.
+   * `GET /get-run-insights`
+   */
+  getRunInsights(params?: OperationParams['getRunInsights'], options?: CallOptions): Promise<OperationResults['getRunInsights']> {
+    return this.call('getRunInsights', params, options);
   }
 
   /**

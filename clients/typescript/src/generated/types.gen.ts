@@ -297,6 +297,10 @@ export type GetWorkflowRunsQuery = {
      */
     template_version?: number;
     /**
+     * with template_id: the runs whose current step is this page (by name)
+     */
+    step?: string;
+    /**
      * assignee of the current step
      */
     assignee?: string;
@@ -350,6 +354,10 @@ export type CountWorkflowRunsQuery = {
      * with template_id: the runs using this version of the template
      */
     template_version?: number;
+    /**
+     * with template_id: the runs whose current step is this page (by name)
+     */
+    step?: string;
     /**
      * assignee of the current step
      */
@@ -914,6 +922,10 @@ export type BulkCancelWorkflowRunsRequest = {
          */
         template_version?: number;
         /**
+         * with template_id: the runs whose current step is this page (by name)
+         */
+        step?: string;
+        /**
          * assignee of the current step
          */
         assignee?: string;
@@ -1017,6 +1029,10 @@ export type BulkRetryWorkflowRunsRequest = {
          */
         template_version?: number;
         /**
+         * with template_id: the runs whose current step is this page (by name)
+         */
+        step?: string;
+        /**
          * assignee of the current step
          */
         assignee?: string;
@@ -1069,6 +1085,10 @@ export type BulkMigrateWorkflowRunsRequest = {
          * with template_id: the runs using this version of the template
          */
         template_version?: number;
+        /**
+         * with template_id: the runs whose current step is this page (by name)
+         */
+        step?: string;
         /**
          * assignee of the current step
          */
@@ -2840,6 +2860,193 @@ export type UpdateOrganizationSettingsRequest = {
     time_zone?: string;
 };
 
+export type GetRunInsightsQuery = {
+    /**
+     * one template's runs; absent: every template of the organization
+     */
+    template_id?: string;
+    /**
+     * with template_id: the runs at this version of the template
+     */
+    template_version?: number;
+    /**
+     * the range's start, moved back to the start of its bucket; default: to less 2 days (hour), 30 days (day) or 26 weeks (week)
+     */
+    from?: string;
+    /**
+     * the range's end, moved on to the end of its bucket; default: now
+     */
+    to?: string;
+    /**
+     * hours, days or weeks (from Monday) of the organization's time zone; default day; at most 500 in the range
+     */
+    bucket?: 'hour' | 'day' | 'week';
+    /**
+     * key:value: the runs with this label
+     */
+    label?: string;
+    /**
+     * the steps this user held when they ended (steps) or holds now (open); the run figures (buckets, timeToComplete) stay every run's. Not with label
+     */
+    assignee?: string;
+};
+
+export type RunInsights = {
+    templateId: string | null;
+    templateVersion: number | null;
+    /**
+     * the organization's time zone: the buckets' clock
+     */
+    timeZone: string;
+    bucket: 'hour' | 'day' | 'week';
+    /**
+     * the start of the first bucket
+     */
+    from: string;
+    /**
+     * the end of the last bucket
+     */
+    to: string;
+    /**
+     * the figures hold every change committed before about this time (the rollups are folded from the history behind a cursor)
+     */
+    asOf: string;
+    /**
+     * now less asOf: 0 once caught up
+     */
+    lagMs: number;
+    buckets: Array<{
+        start: string;
+        end: string;
+        /**
+         * runs created in the bucket
+         */
+        created: number;
+        /**
+         * runs completed in the bucket
+         */
+        completed: number;
+        /**
+         * runs that failed in the bucket
+         */
+        failed: number;
+        /**
+         * runs cancelled in the bucket
+         */
+        cancelled: number;
+        /**
+         * creation to completion of the runs completed in the bucket
+         */
+        timeToComplete: {
+            count: number;
+            /**
+             * the median (ms); null when count is 0
+             */
+            p50Ms: number | null;
+            /**
+             * the 90th percentile (ms); null when count is 0
+             */
+            p90Ms: number | null;
+            /**
+             * the longest (ms); null when count is 0
+             */
+            maxMs: number | null;
+        };
+    }>;
+    /**
+     * creation to completion of the runs completed in the range
+     */
+    timeToComplete: {
+        count: number;
+        /**
+         * the median (ms); null when count is 0
+         */
+        p50Ms: number | null;
+        /**
+         * the 90th percentile (ms); null when count is 0
+         */
+        p90Ms: number | null;
+        /**
+         * the longest (ms); null when count is 0
+         */
+        maxMs: number | null;
+    };
+    /**
+     * each step (a page, by name) of a template, with what happened to it in the range
+     */
+    steps: Array<{
+        templateId: string;
+        step: string;
+        /**
+         * times the step was done (completed or approved)
+         */
+        completed: number;
+        /**
+         * of those, done after its due date
+         */
+        late: number;
+        /**
+         * times an approval step was rejected
+         */
+        rejected: number;
+        /**
+         * times a template's rule passed over it
+         */
+        skipped: number;
+        /**
+         * times a rejection sent a run back over it
+         */
+        reopened: number;
+        /**
+         * from becoming current to being done or rejected
+         */
+        activeTime: {
+            count: number;
+            /**
+             * the median (ms); null when count is 0
+             */
+            p50Ms: number | null;
+            /**
+             * the 90th percentile (ms); null when count is 0
+             */
+            p90Ms: number | null;
+            /**
+             * the longest (ms); null when count is 0
+             */
+            maxMs: number | null;
+        };
+    }>;
+    /**
+     * the open runs now (as of asOf)
+     */
+    open: {
+        /**
+         * pending and active runs
+         */
+        runs: number;
+        /**
+         * runs waiting to start
+         */
+        pending: number;
+        /**
+         * active runs whose step is overdue
+         */
+        overdue: number;
+        steps: Array<{
+            templateId: string;
+            step: string;
+            /**
+             * active runs at this step
+             */
+            runs: number;
+            /**
+             * of those, overdue
+             */
+            overdue: number;
+        }>;
+    };
+};
+
 export type StreamRunEventsQuery = {
     /**
      * only this run's events
@@ -2871,6 +3078,10 @@ export type WebhookPayload = {
      */
     data: {
         templateId: string;
+        /**
+         * the version of the template it was created from
+         */
+        templateVersion?: number;
         workflowName: string;
         runId: string;
         organizationId: string;
@@ -4248,6 +4459,10 @@ export type GetWorkflowRunsData = {
          */
         template_version?: number;
         /**
+         * with template_id: the runs whose current step is this page (by name)
+         */
+        step?: string;
+        /**
          * assignee of the current step
          */
         assignee?: string;
@@ -4330,6 +4545,10 @@ export type CountWorkflowRunsData = {
          * with template_id: the runs using this version of the template
          */
         template_version?: number;
+        /**
+         * with template_id: the runs whose current step is this page (by name)
+         */
+        step?: string;
         /**
          * assignee of the current step
          */
@@ -6819,6 +7038,76 @@ export type UpdateOrganizationSettingsResponses = {
 };
 
 export type UpdateOrganizationSettingsResponse = UpdateOrganizationSettingsResponses[keyof UpdateOrganizationSettingsResponses];
+
+export type GetRunInsightsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * one template's runs; absent: every template of the organization
+         */
+        template_id?: string;
+        /**
+         * with template_id: the runs at this version of the template
+         */
+        template_version?: number;
+        /**
+         * the range's start, moved back to the start of its bucket; default: to less 2 days (hour), 30 days (day) or 26 weeks (week)
+         */
+        from?: string;
+        /**
+         * the range's end, moved on to the end of its bucket; default: now
+         */
+        to?: string;
+        /**
+         * hours, days or weeks (from Monday) of the organization's time zone; default day; at most 500 in the range
+         */
+        bucket?: 'hour' | 'day' | 'week';
+        /**
+         * key:value: the runs with this label
+         */
+        label?: string;
+        /**
+         * the steps this user held when they ended (steps) or holds now (open); the run figures (buckets, timeToComplete) stay every run's. Not with label
+         */
+        assignee?: string;
+    };
+    url: '/get-run-insights';
+};
+
+export type GetRunInsightsErrors = {
+    /**
+     * invalid_query: a query parameter is not valid or not known (see field); duplicate_header: Authorization or Idempotency-Key sent twice; unknown_template: no such template in this organization; unknown_template_version: workflow_template_version names no version of the template
+     */
+    400: Error;
+    /**
+     * forbidden: missing, unknown or revoked API key; api_key_expired: the API key has expired (or its roll overlap ended); insufficient_scope: the key lacks the operation's scope (named)
+     */
+    403: Error;
+    /**
+     * rate_limited: the key's request limit is spent (see Retry-After)
+     */
+    429: Error;
+    /**
+     * internal: a defect of the service
+     */
+    500: Error;
+    /**
+     * timed_out: not finished in time; nothing was done; unavailable: MySQL unreachable; nothing was done
+     */
+    503: Error;
+};
+
+export type GetRunInsightsError = GetRunInsightsErrors[keyof GetRunInsightsErrors];
+
+export type GetRunInsightsResponses = {
+    /**
+     * the figures
+     */
+    200: RunInsights;
+};
+
+export type GetRunInsightsResponse = GetRunInsightsResponses[keyof GetRunInsightsResponses];
 
 export type StreamRunEventsData = {
     body?: never;

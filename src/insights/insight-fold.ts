@@ -1,0 +1,358 @@
+// The fold: what a batch of run events, in id order, does to the insights' rollups. Pure: the
+// caller reads the runs' fold states and the organizations' zones, and writes back what this
+// returns (insight-store.ts), in the transaction that moves the cursor.
+//
+// What each figure counts (docs/insights.md):
+// - a run's created / completed / failed / cancelled: in the hour of that event;
+// - time to complete: run.completed's time minus run.created's;
+// - a step is "done" when completed or approved, "late" when done after its due date (as it was
+//   when done), "rejected", "skipped" (a rule passed over it), "reopened" (a rejection sent the
+//   run back over it); its active time runs from when it became current to when it was done or
+//   rejected; all in the hour it ended;
+// - open: runs pending (step '') or active at a step now, and how many of those are overdue.
+// Slices: every figure is kept for all runs (''), for each of the run's labels ('l:key:value'),
+// and, for steps, for the assignee holding the step when it ended or now ('a:user').
+import { assertNever, type RunEventData, type RunEventType } from '../runs/run-events.js';
+import { HOUR_MS, offsetAt, zoneFormat } from '../lib/zone-clock.js';
+import { addDuration, type DurationBins } from './duration-sketch.js';
+
+/** An event as the fold reads it. */
+export interface FoldEvent {
+  id: number;
+  runId: string;
+  organizationId: string;
+  type: RunEventType;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+/** What the fold keeps of a run that may still change. */
+export interface FoldRun {
+  organizationId: string;
+  templateId: string;
+  version: number;
+  createdAt: number;
+  /** The run's label slices ('l:key:value'). */
+  labels: string[];
+  status: 'pending' | 'active' | 'failed';
+  step: string | null;
+  stepStartedAt: number | null;
+  stepDueAt: number | null;
+  assignee: string | null;
+  overdue: boolean;
+}
+
+export interface RunSlotDelta {
+  created: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  durations: DurationBins;
+  durationCount: number;
+  durationMax: number;
+}
+
+export interface StepSlotDelta {
+  done: number;
+  late: number;
+  rejected: number;
+  skipped: number;
+  reopened: number;
+  durations: DurationBins;
+  durationCount: number;
+  durationMax: number;
+}
+
+export interface OpenDelta {
+  runs: number;
+  overdue: number;
+}
+
+/** A rollup row's key; `step` only for step slots and open steps, `slot` only for slots. */
+export interface RollupKey {
+  organizationId: string;
+  templateId: string;
+  version: number;
+  slice: string;
+  step?: string;
+  slot?: number;
+}
+
+export interface FoldResult {
+  runSlots: Map<string, { key: RollupKey; delta: RunSlotDelta }>;
+  stepSlots: Map<string, { key: RollupKey; delta: StepSlotDelta }>;
+  open: Map<string, { key: RollupKey; delta: OpenDelta }>;
+  /** Runs whose state changed (written back) and runs that are gone (deleted). */
+  changed: Map<string, FoldRun>;
+  gone: Set<string>;
+}
+
+/** What run.created needs that its event may not carry (events from before it did). */
+export interface CreatedRunFacts {
+  version?: number;
+  labels: string[];
+}
+
+export const PENDING_STEP = '';
+
+/** The start (UTC ms) of the hour of the zone's clock that holds the instant. */
+export function slotOf(ms: number, zone: string): number {
+  const format = zoneFormat(zone);
+  const offset = format ? offsetAt(format, ms) : 0;
+  return Math.floor((ms + offset) / HOUR_MS) * HOUR_MS - offset;
+}
+
+const keyText = (k: RollupKey) =>
+  [k.organizationId, k.templateId, k.version, k.slice, k.step ?? '', k.slot ?? ''].join('\u0000');
+
+export function foldEvents(
+  events: readonly FoldEvent[],
+  runs: Map<string, FoldRun>,
+  zoneOf: (organizationId: string) => string,
+  created: (runId: string) => CreatedRunFacts,
+): FoldResult {
+  const result: FoldResult = {
+    runSlots: new Map(),
+    stepSlots: new Map(),
+    open: new Map(),
+    changed: new Map(),
+    gone: new Set(),
+  };
+
+  const runSlot = (run: FoldRun, at: number) => {
+    const slot = slotOf(at, zoneOf(run.organizationId));
+    return ['', ...run.labels].map((slice) => {
+      const key = { ...base(run), slice, slot };
+      const text = keyText(key);
+      let entry = result.runSlots.get(text);
+      if (!entry) {
+        entry = { key, delta: { ...emptyCounts(['created', 'completed', 'failed', 'cancelled']) } };
+        result.runSlots.set(text, entry);
+      }
+      return entry.delta as RunSlotDelta;
+    });
+  };
+  const stepSlot = (run: FoldRun, step: string, at: number, assignee: string | null) => {
+    const slot = slotOf(at, zoneOf(run.organizationId));
+    return slices(run, assignee).map((slice) => {
+      const key = { ...base(run), slice, step, slot };
+      const text = keyText(key);
+      let entry = result.stepSlots.get(text);
+      if (!entry) {
+        entry = {
+          key,
+          delta: { ...emptyCounts(['done', 'late', 'rejected', 'skipped', 'reopened']) },
+        };
+        result.stepSlots.set(text, entry);
+      }
+      return entry.delta as StepSlotDelta;
+    });
+  };
+  /** Moves the run in or out (sign) of the open gauges, where it stands now. */
+  const gauge = (run: FoldRun, sign: 1 | -1) => {
+    if (run.status === 'failed') return;
+    const step = run.status === 'pending' ? PENDING_STEP : run.step;
+    if (step === null) return;
+    for (const slice of slices(run, run.status === 'active' ? run.assignee : null)) {
+      const key = { ...base(run), slice, step };
+      const text = keyText(key);
+      let entry = result.open.get(text);
+      if (!entry) {
+        entry = { key, delta: { runs: 0, overdue: 0 } };
+        result.open.set(text, entry);
+      }
+      entry.delta.runs += sign;
+      if (run.overdue) entry.delta.overdue += sign;
+    }
+  };
+  /** The current step ends (done or rejected) at `at`. */
+  const endStep = (run: FoldRun, step: string, at: number, how: 'done' | 'rejected') => {
+    const late = how === 'done' && run.stepDueAt !== null && at > run.stepDueAt;
+    const active = run.step === step && run.stepStartedAt !== null ? at - run.stepStartedAt : null;
+    for (const delta of stepSlot(run, step, at, run.step === step ? run.assignee : null)) {
+      delta[how] += 1;
+      if (late) delta.late += 1;
+      if (active !== null) addTo(delta, Math.max(0, active));
+    }
+    gauge(run, -1);
+    run.step = null;
+    run.overdue = false;
+  };
+  const enter = (run: FoldRun, step: string, at: number, due: unknown, assignee: unknown) => {
+    run.status = 'active';
+    run.step = step;
+    run.stepStartedAt = at;
+    run.stepDueAt = typeof due === 'string' ? Date.parse(due) : null;
+    run.assignee = typeof assignee === 'string' ? assignee : null;
+    run.overdue = false;
+    gauge(run, 1);
+  };
+  const enterNext = (run: FoldRun, data: Record<string, unknown>, at: number) => {
+    if (typeof data.nextStep === 'string') {
+      enter(run, data.nextStep, at, data.nextDueDate, data.nextAssignee);
+    }
+  };
+
+  for (const event of events) {
+    const data = event.data;
+    if (event.type === 'run.created') {
+      const typed = data as Partial<RunEventData<'run.created'>>;
+      // Every run.created the service writes names its template; one that does not is not a
+      // run of any template the figures could show.
+      if (typeof typed.templateId !== 'string') continue;
+      const facts = created(event.runId);
+      const run: FoldRun = {
+        organizationId: event.organizationId,
+        templateId: typed.templateId,
+        version:
+          typeof typed.templateVersion === 'number' ? typed.templateVersion : (facts.version ?? 1),
+        createdAt: event.at,
+        labels: facts.labels,
+        status: 'pending',
+        step: null,
+        stepStartedAt: null,
+        stepDueAt: null,
+        assignee: null,
+        overdue: false,
+      };
+      runs.set(event.runId, run);
+      result.gone.delete(event.runId);
+      result.changed.set(event.runId, run);
+      for (const delta of runSlot(run, event.at)) delta.created += 1;
+      gauge(run, 1);
+      continue;
+    }
+    const run = runs.get(event.runId);
+    // A run the fold never saw created (its events were deleted with it before the fold came):
+    // it counts for nothing.
+    if (!run) continue;
+    result.changed.set(event.runId, run);
+    const step = typeof data.step === 'string' ? data.step : undefined;
+    switch (event.type) {
+      case 'run.started':
+        gauge(run, -1);
+        if (step !== undefined) enter(run, step, event.at, data.dueDate, data.assignee);
+        break;
+      case 'step.completed':
+      case 'step.approved':
+        if (step !== undefined) endStep(run, step, event.at, 'done');
+        enterNext(run, data, event.at);
+        break;
+      case 'step.rejected':
+        if (step !== undefined) endStep(run, step, event.at, 'rejected');
+        enterNext(run, data, event.at);
+        break;
+      case 'step.reopened':
+        for (const reopened of Array.isArray(data.steps) ? data.steps : []) {
+          if (typeof reopened !== 'string') continue;
+          for (const delta of stepSlot(run, reopened, event.at, null)) delta.reopened += 1;
+        }
+        break;
+      case 'step.skipped':
+        if (step !== undefined) {
+          for (const delta of stepSlot(run, step, event.at, null)) delta.skipped += 1;
+        }
+        break;
+      case 'step.assigned':
+      case 'step.escalated':
+        if (event.type === 'step.escalated' && typeof data.assignee !== 'string') break;
+        gauge(run, -1);
+        run.assignee = typeof data.assignee === 'string' ? data.assignee : null;
+        gauge(run, 1);
+        break;
+      case 'step.overdue':
+        if (run.status === 'active' && run.step === step && !run.overdue) {
+          gauge(run, -1);
+          run.overdue = true;
+          gauge(run, 1);
+        }
+        break;
+      case 'run.completed':
+        gauge(run, -1);
+        for (const delta of runSlot(run, event.at)) {
+          delta.completed += 1;
+          addTo(delta, Math.max(0, event.at - run.createdAt));
+        }
+        runs.delete(event.runId);
+        result.changed.delete(event.runId);
+        result.gone.add(event.runId);
+        break;
+      case 'run.failed':
+        gauge(run, -1);
+        for (const delta of runSlot(run, event.at)) delta.failed += 1;
+        // The step it failed at is kept: a retry goes on there.
+        run.status = 'failed';
+        run.overdue = false;
+        break;
+      case 'run.cancelled':
+        gauge(run, -1);
+        for (const delta of runSlot(run, event.at)) delta.cancelled += 1;
+        runs.delete(event.runId);
+        result.changed.delete(event.runId);
+        result.gone.add(event.runId);
+        break;
+      case 'run.retried':
+        if (data.change === 'start' || step === undefined) {
+          run.status = 'pending';
+          run.step = null;
+          gauge(run, 1);
+        } else {
+          // Back at the step it failed at, its clock started again, its due time kept.
+          const due = run.step === step ? run.stepDueAt : null;
+          enter(
+            run,
+            step,
+            event.at,
+            due === null ? undefined : new Date(due).toISOString(),
+            run.assignee,
+          );
+        }
+        break;
+      case 'run.migrated':
+        gauge(run, -1);
+        run.version = typeof data.toVersion === 'number' ? data.toVersion : run.version;
+        if (run.status === 'active' && step !== undefined) {
+          run.step = step;
+          run.stepDueAt = typeof data.dueDate === 'string' ? Date.parse(data.dueDate) : null;
+          run.assignee = typeof data.assignee === 'string' ? data.assignee : null;
+          // Overdue only if the new due time has passed too (migrate-run.ts).
+          run.overdue = run.overdue && run.stepDueAt !== null && run.stepDueAt <= event.at;
+        }
+        gauge(run, 1);
+        break;
+      case 'run.deleted':
+        gauge(run, -1);
+        runs.delete(event.runId);
+        result.changed.delete(event.runId);
+        result.gone.add(event.runId);
+        break;
+      default:
+        // A new type does not compile until the fold says what it does to the figures.
+        assertNever(event.type);
+    }
+  }
+  return result;
+}
+
+function base(run: FoldRun) {
+  return { organizationId: run.organizationId, templateId: run.templateId, version: run.version };
+}
+
+function slices(run: FoldRun, assignee: string | null): string[] {
+  return ['', ...run.labels, ...(assignee !== null ? [`a:${assignee}`] : [])];
+}
+
+function emptyCounts<K extends string>(names: readonly K[]) {
+  const counts = {} as Record<K, number>;
+  for (const name of names) counts[name] = 0;
+  return { ...counts, durations: {} as DurationBins, durationCount: 0, durationMax: 0 };
+}
+
+function addTo(
+  delta: { durations: DurationBins; durationCount: number; durationMax: number },
+  ms: number,
+) {
+  addDuration(delta.durations, ms);
+  delta.durationCount += 1;
+  delta.durationMax = Math.max(delta.durationMax, ms);
+}

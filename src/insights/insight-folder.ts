@@ -1,0 +1,68 @@
+// Keeps the insights' rollups caught up with the run events, in every worker process: a pass
+// every INSIGHTS_FOLD_INTERVAL_MS, within FOLD_WAKE_MS of any process's commit of events (the
+// signal every commit sends through Redis), at once again while passes come back full. One
+// worker folds at a time (the cursor's row, locked: the others skip their pass), so the figures
+// trail the events by about one pass; a lost signal costs at most the interval.
+//
+// Only ids the process's EventWatermark has decided are folded (every id up to it committed or
+// never to be): transactions commit out of id order, and a cursor moved past an id still in
+// flight would never fold that event.
+import { Periodic } from '../lib/periodic.js';
+import type { Logger } from '../logger.js';
+import { EventWatermark } from '../streams/event-watermark.js';
+import type { StreamStore } from '../streams/stream-store.js';
+import type { InsightStore } from './insight-store.js';
+
+/** Events folded per transaction. */
+const BATCH = 2000;
+/** Signals this close together share one pass: the fold works in batches, not per commit. */
+export const FOLD_WAKE_MS = 100;
+
+export class InsightFolder {
+  private readonly loop: Periodic;
+  private readonly watermark: EventWatermark;
+
+  constructor(
+    private readonly store: Pick<InsightStore, 'fold' | 'cursor'>,
+    events: StreamStore,
+    gapGraceMs: number,
+    intervalMs: number,
+    log: Logger,
+  ) {
+    this.watermark = new EventWatermark(events, gapGraceMs, Date.now, () => store.cursor());
+    this.loop = new Periodic(() => this.foldOnce(), {
+      intervalMs,
+      onError: (err) => log.warn('insights fold pass failed', { err }),
+    });
+  }
+
+  start(): void {
+    this.loop.start(0);
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** Some process committed events. */
+  signalled(): void {
+    this.loop.wake(FOLD_WAKE_MS);
+  }
+
+  /** Folds until caught up with the watermark; returns how many events were folded. */
+  async foldOnce(now = () => new Date()): Promise<number> {
+    let folded = 0;
+    for (;;) {
+      const advance = await this.watermark.advance();
+      const pass = await this.store.fold(advance.mark, BATCH, now());
+      folded += pass.events;
+      // Another worker holds the cursor: the pass is its.
+      if (!pass.held || this.loop.stopping) return folded;
+      if (pass.cursor >= advance.mark) {
+        // A gap still in its grace holds the watermark back: look again once it is decided.
+        if (advance.retryInMs !== undefined) this.loop.wake(advance.retryInMs);
+        return folded;
+      }
+    }
+  }
+}
