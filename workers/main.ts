@@ -245,12 +245,7 @@ void whenReady({ workers, db, stopped: () => stopping }).then(
 
 onShutdown(log, config.shutdownTimeoutMs, async () => {
   stopping = true; // bulk actions and retention passes stop between batches
-  await Promise.all([
-    reconciler.stop(),
-    dispatcher.stop(),
-    insightFolder.stop(),
-    retention.stop(),
-  ]);
+  await Promise.all([reconciler.stop(), dispatcher.stop(), insightFolder.stop(), retention.stop()]);
   // Finish the jobs in hand, within the timeout; what is not finished is owed in MySQL and
   // picked up again by another worker (stalled job) or the reconciler.
   await Promise.all(

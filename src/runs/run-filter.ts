@@ -116,7 +116,7 @@ export function toRunFilter(input: RunFilterInput, source: FilterSource = QUERY_
   if (input.step !== undefined && input.template_id === undefined) {
     throw new DomainError(
       source.code,
-      "step names a page of one template: give template_id with it",
+      'step names a page of one template: give template_id with it',
       pointer(...source.at, 'step'),
     );
   }

@@ -59,9 +59,7 @@ export class EventWatermark {
   async advance(): Promise<AdvanceResult> {
     let mark =
       this.mark ??
-      (this.start
-        ? await this.start()
-        : Math.max(0, (await this.store.maxId()) - START_LOOKBACK));
+      (this.start ? await this.start() : Math.max(0, (await this.store.maxId()) - START_LOOKBACK));
     this.mark = mark;
     for (;;) {
       const ids = await this.store.idsAfter(mark, SCAN_LIMIT);
