@@ -132,6 +132,34 @@ export async function clearRuns(db: Db): Promise<void> {
 }
 
 /**
+ * Empties the run history, and with it what the insights folded from it: TRUNCATE starts the
+ * event ids again from 1, and a cursor left past them would fold none of the new events.
+ */
+export async function clearHistory(db: Db): Promise<void> {
+  await db.raw('TRUNCATE TABLE run_events');
+  for (const table of [
+    'insight_runs',
+    'insight_run_slots',
+    'insight_step_slots',
+    'insight_open_steps',
+  ]) {
+    await db.raw(`TRUNCATE TABLE ${table}`);
+  }
+  await db('insight_cursor').update({ event_id: 0 });
+}
+
+/**
+ * Takes the events seeded straight into MySQL as folded (the insights' cursor moved past them),
+ * as if they were from before the insights: a phase measuring something else then does not
+ * share the machine with a fold of millions of events that a real service never has in one go.
+ */
+export async function skipInsightsBacklog(db: Db): Promise<void> {
+  await db.raw(
+    'UPDATE insight_cursor SET event_id = (SELECT COALESCE(MAX(id), 0) FROM run_events) WHERE id = 1',
+  );
+}
+
+/**
  * Empties and removes the queue of every job kind under a prefix (every key BullMQ keeps for
  * it) through BullMQ itself: its cost follows the queue's size, not the size of the Redis
  * keyspace, which other users of a shared Redis may have filled.

@@ -9,6 +9,7 @@ import type { SteadyPhaseResult, SteadyRound } from './phases/steady-state.js';
 import { FLOW_SIZES, type FloorPhaseResult } from './phases/write-floor.js';
 import { bulkMismatches, type BulkPhaseResult } from './phases/bulk.js';
 import type { SchedulesPhaseResult } from './phases/schedules.js';
+import type { InsightsPhaseResult } from './phases/insights.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
 import type { ProcsPhaseResult } from './phases/api-processes.js';
@@ -64,6 +65,7 @@ export interface Figures {
   /** The same phase with a bulk migration onto another template version. */
   migrate?: BulkPhaseResult;
   schedules?: SchedulesPhaseResult;
+  insights?: InsightsPhaseResult;
   stream?: StreamResult;
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
@@ -560,6 +562,30 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       target: '= 0',
       result: target('schedules: doubled runs', doubled, '= 0', doubled === 0),
     });
+  }
+
+  if (f.insights) {
+    const ins = f.insights;
+    rows.push({
+      measure: `insights: fold of ${ins.events} events (${ins.small} + ${ins.big} runs), events/s`,
+      service: String(ins.foldPerSecond),
+      baseline: '',
+      ratio: '',
+      target: '(reported)',
+      result: '',
+    });
+    for (const [view, r] of Object.entries(ins.ratios)) {
+      const smallPage = ins.pages[`small:${view}`]!;
+      const bigPage = ins.pages[`big:${view}`]!;
+      rows.push({
+        measure: `insights: answer (${view}) p50 / p99 ms, ${ins.big} runs vs ${ins.small}`,
+        service: `${fmt(bigPage.p50)} / ${fmt(bigPage.p99)}`,
+        baseline: `${fmt(smallPage.p50)} / ${fmt(smallPage.p99)}`,
+        ratio: fmt(r, 2),
+        target: 'p50 ratio <= 2',
+        result: target(`insights: ${view} p50 ratio`, r, '<= 2', r <= 2),
+      });
+    }
   }
 
   if (f.replica) {

@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,schedules,retention,stream,replica,
+// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,schedules,insights,retention,stream,replica,
 // procs,rules,claims (some phases; rules: templates with 200 typed fields and 50 rules against the same
 // without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
@@ -42,6 +42,7 @@ import { measureSteadyState } from './phases/steady-state.js';
 import { measureWriteFloor } from './phases/write-floor.js';
 import { measureBulk } from './phases/bulk.js';
 import { measureSchedules } from './phases/schedules.js';
+import { measureInsights } from './phases/insights.js';
 import { measureFairness } from './phases/fairness.js';
 import { measureListScale } from './phases/list-scale.js';
 import { measureRetention } from './phases/retention.js';
@@ -91,6 +92,7 @@ const runs = (
     | 'bulk'
     | 'migrate'
     | 'schedules'
+    | 'insights'
     | 'retention'
     | 'stream'
     | 'replica'
@@ -470,6 +472,29 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       });
       memory.enterPhase(undefined);
       memory.sample('after schedules phase');
+    }
+    if (runs('insights')) {
+      log(
+        `\n[insights] ${settings.insightsSmall} and ${settings.insightsBig} completed runs' history folded, then get-run-insights timed at each size (t=${elapsed()} s)`,
+      );
+      memory.enterPhase('insights phase');
+      const insightsSmall = await createTenant(db, 'Bench insights organization (small)');
+      const insightsBig = await createTenant(db, 'Bench insights organization (big)');
+      tenantKeyIds.push(insightsSmall.keyId, insightsBig.keyId);
+      figures.insights = await measureInsights({
+        settings,
+        db,
+        small: insightsSmall,
+        big: insightsBig,
+        apiUrl: api.url,
+        log,
+      });
+      memory.enterPhase(undefined);
+      for (const [name, page] of Object.entries(figures.insights.pages)) {
+        log(`  ${name.padEnd(14)} p50 ${page.p50} ms  p99 ${page.p99} ms`);
+      }
+      log(`  big / small p50: ${JSON.stringify(figures.insights.ratios)}`);
+      memory.sample('after insights phase');
     }
     if (runs('retention')) {
       log(

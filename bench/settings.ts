@@ -59,6 +59,11 @@ export interface BenchSettings {
   /** Schedules firing every minute, for scheduleMinutes, beside creates at bulkCreateRate. */
   scheduleSteady: number;
   scheduleMinutes: number;
+  /** Runs (five events each) of the insights phase's small and big organizations. */
+  insightsSmall: number;
+  insightsBig: number;
+  /** Timed answers per view and organization. */
+  insightsSamples: number;
   /** Finished, expired runs of the organization whose retention the retention phase sets. */
   retentionRuns: number;
   /** Another organization's creates per second meanwhile, and seconds of them alone. */
@@ -118,6 +123,9 @@ export const FULL: BenchSettings = {
   scheduleBurst: 10_000,
   scheduleSteady: 1_000,
   scheduleMinutes: 3,
+  insightsSmall: 1_000,
+  insightsBig: 1_000_000,
+  insightsSamples: 200,
   retentionRuns: 1_000_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 10,
@@ -163,6 +171,9 @@ export const QUICK: BenchSettings = {
   scheduleBurst: 10_000,
   scheduleSteady: 1_000,
   scheduleMinutes: 2,
+  insightsSmall: 1_000,
+  insightsBig: 100_000,
+  insightsSamples: 60,
   retentionRuns: 50_000,
   retentionCreateRate: 200,
   retentionBaselineSeconds: 5,

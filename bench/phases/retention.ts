@@ -15,7 +15,13 @@
 // otherwise share the cores with). At the end A must have no runs and no events left.
 import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db.js';
-import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
+import {
+  clearQueue,
+  clearRuns,
+  type Tenant,
+  clearHistory,
+  skipInsightsBacklog,
+} from '../fixtures.js';
 import { sleep, startScript, type BenchProcess, waitForWorker } from '../processes.js';
 import { seedFinishedRuns } from '../seed-runs.js';
 import { pacedCreates, type CreateRound } from '../paced-creates.js';
@@ -74,12 +80,13 @@ export async function measureRetention(deps: {
   const rate = settings.retentionCreateRate;
   const reset = async () => {
     await clearRuns(db);
-    await db.raw('TRUNCATE TABLE run_events');
+    await clearHistory(db);
     await clearQueue(PREFIXES.api);
   };
 
   await reset();
   const seedSeconds = await seedFinishedRuns(db, a, n, new Date(Date.now() - 2 * DAY_MS));
+  await skipInsightsBacklog(db);
   const events = await count(db, 'run_events', a.orgId);
   log(
     `  seeded ${n} completed runs (${events} events) finished 2 days ago in ${round(seedSeconds, 1)} s`,

@@ -37,7 +37,7 @@ import { TemplateStore } from '../../src/templates/template-store.js';
 import type { Template } from '../../src/templates/template.js';
 import { countPending, openTurns } from '../backlog.js';
 import { CpuMeter, cpuList, processTicks, storagePids, type TickReader } from '../cpu.js';
-import { clearQueue, clearRuns, type Tenant } from '../fixtures.js';
+import { clearQueue, clearRuns, type Tenant, clearHistory } from '../fixtures.js';
 import { insertRuns } from '../insert-runs.js';
 import type { LoadOptions, LoadResult } from '../load.js';
 import {
@@ -500,7 +500,7 @@ export async function measureRules(deps: RulesPhaseDeps): Promise<RulesPhaseResu
   const storage = new Map<string, number | TickReader>(storagePids(BENCH_REDIS_URL));
   const reset = async () => {
     await clearRuns(db);
-    await db.raw('TRUNCATE TABLE run_events');
+    await clearHistory(db);
     await clearQueue(deps.apiPrefix);
   };
   const errorsOf = (r: LoadResult) => r.errors + r.timeouts + r.non2xx;
@@ -594,7 +594,7 @@ export async function measureRules(deps: RulesPhaseDeps): Promise<RulesPhaseResu
     const copies = Math.max(1, Math.ceil(runs / VISIBLE_PAGES.length));
     const owed = owedCompletions(templates[key], organizationId);
     await clearRuns(db);
-    await db.raw('TRUNCATE TABLE run_events');
+    await clearHistory(db);
     await insertRuns(db, owed.prototypes);
     for (const run of owed.prototypes) await copyRun(db, run.id, copies - 1, {}, false);
     const steps = copies * owed.prototypes.length;

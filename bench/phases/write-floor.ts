@@ -16,7 +16,13 @@ import { RunStore } from '../../src/runs/run-store.js';
 import { newRun } from '../../src/runs/run-state.js';
 import { RunApplier } from '../../workers/run-applier.js';
 import { CpuMeter, databasePid } from '../cpu.js';
-import { clearRuns, INPUT_FIELDS, USER_ASSIGNMENTS, type Tenant } from '../fixtures.js';
+import {
+  clearRuns,
+  INPUT_FIELDS,
+  USER_ASSIGNMENTS,
+  type Tenant,
+  clearHistory,
+} from '../fixtures.js';
 import { mariadbStatus } from '../round-probes.js';
 
 export interface FloorRow {
@@ -73,7 +79,7 @@ export async function measureWriteFloor(deps: {
   for (const [creates, starts] of sizes) {
     // Each size from the same empty tables.
     await clearRuns(db);
-    await db.raw('TRUNCATE TABLE run_events');
+    await clearHistory(db);
     const commitsBefore = (await mariadbStatus(db)).Com_commit;
     const meter = new CpuMeter(mariadb);
     let created = 0;

@@ -14,7 +14,7 @@
 // and, for steps, for the assignee holding the step when it ended or now ('a:user').
 import { assertNever, type RunEventData, type RunEventType } from '../runs/run-events.js';
 import { HOUR_MS, offsetAt, zoneFormat } from '../lib/zone-clock.js';
-import { addDuration, type DurationBins } from './duration-sketch.js';
+import { addDuration, emptyBins, type DurationBins } from './duration-sketch.js';
 
 /** An event as the fold reads it. */
 export interface FoldEvent {
@@ -345,7 +345,7 @@ function slices(run: FoldRun, assignee: string | null): string[] {
 function emptyCounts<K extends string>(names: readonly K[]) {
   const counts = {} as Record<K, number>;
   for (const name of names) counts[name] = 0;
-  return { ...counts, durations: {} as DurationBins, durationCount: 0, durationMax: 0 };
+  return { ...counts, durations: emptyBins(), durationCount: 0, durationMax: 0 };
 }
 
 function addTo(

@@ -5,7 +5,13 @@ import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
 import { parseTime } from '../runs/run-filter.js';
 import type { TemplateStore } from '../templates/template-store.js';
-import { mergeBins, parseBins, quantiles, type DurationBins } from './duration-sketch.js';
+import {
+  emptyBins,
+  mergeBins,
+  parseBins,
+  quantiles,
+  type DurationBins,
+} from './duration-sketch.js';
 import { bucketBounds, UNIT_MS, type BucketUnit } from './insight-buckets.js';
 import { PENDING_STEP } from './insight-fold.js';
 import type { InsightReads, RollupScope } from './insight-reads.js';
@@ -26,7 +32,7 @@ interface Durations {
   max: number;
 }
 
-const noDurations = (): Durations => ({ bins: {}, count: 0, max: 0 });
+const noDurations = (): Durations => ({ bins: emptyBins(), count: 0, max: 0 });
 
 function addRow(
   into: Durations,

@@ -5,7 +5,7 @@ import { writeTransaction, type Db, type TxQuery } from '../db.js';
 import { sqlLiteral, sqlRow, type SqlValue } from '../lib/sql-literal.js';
 import type { RunEventType } from '../runs/run-events.js';
 import { DEFAULT_TIME_ZONE } from '../templates/definition/due-dates.js';
-import { mergeBins, parseBins, type DurationBins } from './duration-sketch.js';
+import { binsText, mergeBins, parseBins, type DurationBins } from './duration-sketch.js';
 import {
   foldEvents,
   type CreatedRunFacts,
@@ -356,7 +356,7 @@ export class InsightStore {
         ...counts.map((name) => Number(delta[name])),
         durationCount,
         Math.round(durationMax),
-        JSON.stringify(bins),
+        binsText(bins),
       ]);
     });
     // A row without new durations keeps its own (duration_count 0 in VALUES: nothing to set).
