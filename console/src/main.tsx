@@ -7,6 +7,7 @@ import { clientOf } from './api.js';
 import { interceptLinks, useLocation, href, type Location } from './router.js';
 import { AuditScreen } from './screens/audit.js';
 import { BulkScreen } from './screens/bulk.js';
+import { InsightsScreen } from './screens/insights.js';
 import { KeysScreen } from './screens/keys.js';
 import { RunScreen } from './screens/run.js';
 import { RunsScreen } from './screens/runs.js';
@@ -34,6 +35,12 @@ const NAV: NavItem[] = [
   { path: '/', label: 'Runs', scope: 'runs:read', owns: (p) => p === '/' || p.startsWith('/runs') },
   { path: '/tasks', label: 'Tasks', scope: 'runs:read', owns: (p) => p.startsWith('/tasks') },
   { path: '/bulk', label: 'Bulk actions', scope: 'runs:read', owns: (p) => p.startsWith('/bulk') },
+  {
+    path: '/insights',
+    label: 'Insights',
+    scope: 'runs:read',
+    owns: (p) => p.startsWith('/insights'),
+  },
   {
     path: '/schedules',
     label: 'Schedules',
@@ -69,6 +76,8 @@ function screenFor(location: Location) {
       return <TasksScreen location={location} />;
     case 'bulk':
       return <BulkScreen location={location} />;
+    case 'insights':
+      return <InsightsScreen location={location} />;
     case 'schedules':
       return id ? (
         <ScheduleScreen id={id} location={location} />

@@ -107,7 +107,7 @@ export class InsightService {
     if (!bounds) {
       throw new DomainError(
         'invalid_query',
-        `the range holds more than ${MAX_BUCKETS} buckets of a ${unit}: shorten it or take a longer bucket`,
+        `the range holds more than ${MAX_BUCKETS} buckets of ${unit === 'hour' ? 'an' : 'a'} ${unit}: shorten it or take a longer bucket`,
         pointer('bucket'),
       );
     }

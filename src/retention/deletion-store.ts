@@ -67,8 +67,6 @@ async function removeRuns(query: TxQuery, organizationId: string, ids: string[])
   );
   // The inbox's terms of a run deleted while active (a label is one).
   await query(deleteTermsSql('r.id IN (?)'), [ids]);
-  // What the insights' fold keeps of a run that may still change (its labels among it).
-  await query('DELETE FROM insight_runs WHERE run_id IN (?)', [ids]);
   await query(
     'DELETE r FROM workflow_runs r FORCE INDEX (workflow_runs_id_unique) WHERE r.id IN (?)',
     [ids],
@@ -177,6 +175,10 @@ export class RunDeletionStore {
         )) as unknown as Rows<{ id: string }>;
         const ids = rows.map((r) => r.id);
         await removeRuns(query, organizationId, ids);
+        // What the insights' fold keeps of a run that may still change (its labels among it):
+        // a deletion by the API leaves it to the fold, which takes the run out of the open runs
+        // when it folds the run.deleted event; retention writes none, and its runs are finished.
+        await query('DELETE FROM insight_runs WHERE run_id IN (?)', [ids]);
         return ids.length;
       },
       { readCommitted: true },

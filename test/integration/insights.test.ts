@@ -12,6 +12,7 @@
 import { expect } from 'chai';
 import { DateTime } from 'luxon';
 import type { TemplateDefinition } from '../../src/templates/definition/definition-types.js';
+import { RunDeletionStore } from '../../src/retention/deletion-store.js';
 import { createKey, createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
@@ -553,6 +554,8 @@ describe('Insights', function () {
     );
     await worker.stop('SIGKILL');
     await redis.flushAll();
+    // Two workers from here: one folds at a time (the cursor's row), the other skips its turn.
+    const second = await startWorker(redis.env);
     worker = await startWorker(redis.env);
     const from = new Date(base - 3_600_000);
     const to = new Date(Date.now() + 3_600_000);
@@ -566,6 +569,94 @@ describe('Insights', function () {
       t.template.id,
     );
     expect(answer.timeToComplete.count).to.equal(1500);
+    await second.stop();
+  });
+
+  it('keeps the figures of runs that retention deleted, and forgets what it kept of them', async () => {
+    const db = testDb();
+    // An approval a rejection fails: the fold keeps a failed run (a retry may resume it).
+    const t = await createTenant(db, {
+      name: 'Approval',
+      pages: [{ name: 'Decide', kind: 'approval', inputFields: [] }],
+    });
+    const c = new Client(api.url, t.key);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await c.createRun({
+        workflow_template_id: t.template.id,
+        input_fields: {},
+        labels: { customer: `c${i}` },
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(200);
+      ids.push(created.body.id as string);
+    }
+    await waitFor('every run started', async () => {
+      const active = await c.listRuns(`?template_id=${t.template.id}&status=active`);
+      return active.body.length === 3;
+    });
+    for (const id of ids.slice(0, 2)) {
+      const rejected = await c.completeStep({
+        workflow_run_id: id,
+        step_name: 'Decide',
+        decision: 'rejected',
+        completed_by: 'mia',
+      });
+      expect(rejected.status, JSON.stringify(rejected.body)).to.be.oneOf([200, 202]);
+    }
+    const range = `template_id=${t.template.id}&bucket=day`;
+    const before = await waitFor('the failures folded', async () => {
+      const answer = await caughtUp(c, range);
+      return answer.buckets.reduce((n, b) => n + b.failed, 0) === 2 ? answer : undefined;
+    });
+    expect(await db('insight_runs').whereIn('run_id', ids).count({ n: '*' })).to.deep.equal([
+      { n: 3 },
+    ]);
+    await db('workflow_runs')
+      .whereIn('id', ids.slice(0, 2))
+      .update({ last_activity: new Date(Date.now() - 40 * 86_400_000) });
+    const deleted = await new RunDeletionStore(db, 5000).deleteExpired(
+      t.orgId,
+      new Date(Date.now() - 30 * 86_400_000),
+      100,
+    );
+    expect(deleted).to.equal(2);
+    const after = await caughtUp(c, range);
+    expect(after.buckets).to.deep.equal(before.buckets);
+    expect(after.open).to.deep.equal(before.open);
+    expect(after.open.runs).to.equal(1);
+    // Nothing of the deleted runs (their labels among it) is left in the fold's own state.
+    const kept = await db('insight_runs').whereIn('run_id', ids).pluck('run_id');
+    expect(kept).to.deep.equal([ids[2]]);
+  });
+
+  it('counts an event whose transaction commits after one with a later id (the cursor never passes an id in flight)', async () => {
+    const db = testDb();
+    const t = await createTenant(db, TEMPLATE);
+    const c = new Client(api.url, t.key);
+    const created = (n: number) => ({
+      run_id: `20000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      organization_id: t.orgId,
+      seq: 1,
+      type: 'run.created',
+      at: new Date(),
+      data: JSON.stringify({ templateId: t.template.id, templateVersion: 1, workflowName: 'x' }),
+    });
+    const range = `template_id=${t.template.id}&bucket=day`;
+    // The first insert takes its id and stays uncommitted while a later id commits and the
+    // fold runs past it.
+    const slow = await db.transaction();
+    try {
+      await slow('run_events').insert(created(1));
+      await db('run_events').insert(created(2));
+      // Long enough for several passes of the fold (every second, and at once on a signal).
+      await new Promise((r) => setTimeout(r, 2500));
+      await slow.commit();
+    } catch (err) {
+      await slow.rollback();
+      throw err;
+    }
+    const answer = await caughtUp(c, range);
+    expect(answer.buckets.reduce((n, b) => n + b.created, 0)).to.equal(2);
   });
 
   it('refuses a bad range, bucket or filter naming the parameter, another organization’s template, and a key without runs:read', async () => {

@@ -67,26 +67,34 @@ function RunsView({ location }: { location: Location }) {
   const filterKey = filterSearch(filter).toString();
   const cursor = location.query.get('cursor') ?? '';
   const limit = limitOf(location.query);
-  /** The URL parameters kept across filter changes and pages. */
-  const keep: Record<string, string> = limit ? { limit: String(limit) } : {};
+  // The runs at a step of the template (?step=, only with a template): the insights link here.
+  const step = stepOf(location.query, filter);
+  /** The URL parameters kept across pages (the step: across changes that keep the template). */
+  const paging: Record<string, string> = limit ? { limit: String(limit) } : {};
+  const keep: Record<string, string> = step ? { ...paging, step } : paging;
 
-  const counts = useLoad((a) => a.countWorkflowRuns(filterQuery(filter)), [filterKey]);
+  const counts = useLoad(
+    (a) => a.countWorkflowRuns({ ...filterQuery(filter), step: step || undefined }),
+    [filterKey, step],
+  );
   const list = useLoad(
     (a) =>
       a.page('getWorkflowRuns', {
         ...filterQuery(filter),
+        step: step || undefined,
         limit: limit ?? DEFAULT_LIMIT,
         cursor: cursor || undefined,
       }),
-    [filterKey, cursor, limit],
+    [filterKey, step, cursor, limit],
   );
   const changed = useChanged();
-  const stream = useRunsStream(api, filter, cursor, list, counts, changed.mark);
+  const stream = useRunsStream(api, filter, step, cursor, list, counts, changed.mark);
 
-  const filtered = !isEmpty(filter);
+  const filtered = !isEmpty(filter) || !!step;
   // Open on a wide screen, or when a filter is applied; on a phone it folds away otherwise.
   const [filterOpen] = useState(() => filtered || window.matchMedia('(min-width: 721px)').matches);
-  const apply = (next: RunFilterValues) => navigate('/', filterSearch(next, keep));
+  const apply = (next: RunFilterValues) =>
+    navigate('/', filterSearch(next, next.templateId === filter.templateId ? keep : paging));
 
   return (
     <section class="runs-screen">
@@ -94,6 +102,20 @@ function RunsView({ location }: { location: Location }) {
         <StreamStatus stream={stream} />
       </ScreenHeader>
       <Counts counts={counts} filter={filter} keep={keep} />
+      {step && (
+        <ul class="chips run-step-filter" aria-label="Filtered to a step">
+          <li>
+            Current step: <strong>{step}</strong>{' '}
+            <a
+              class="button"
+              href={href('/', filterSearch(filter, paging))}
+              aria-label={`Remove the filter by step ${step}`}
+            >
+              ×
+            </a>
+          </li>
+        </ul>
+      )}
       <details class="runs-filter" open={filterOpen}>
         <summary>
           Filter
@@ -105,6 +127,11 @@ function RunsView({ location }: { location: Location }) {
       <Pages next={list.data?.nextCursor ?? null} cursor={cursor} filter={filter} keep={keep} />
     </section>
   );
+}
+
+/** The URL's ?step= (the current step's page name), kept only with a template. */
+function stepOf(query: URLSearchParams, filter: RunFilterValues): string {
+  return filter.templateId ? (query.get('step') ?? '') : '';
 }
 
 /** Runs changed by a live event, each marked for a moment (class `changed`). */
@@ -138,6 +165,7 @@ function useChanged() {
 function useRunsStream(
   api: WorkflowRunClient,
   filter: RunFilterValues,
+  step: string,
   cursor: string,
   list: Loaded<Page<WorkflowRunSummary>>,
   counts: Loaded<WorkflowRunCounts>,
@@ -147,8 +175,8 @@ function useRunsStream(
     state: 'connecting',
   });
   // The stream stays open across filter changes; its handlers read the view as it is now.
-  const now = useRef({ filter, cursor, list, counts, mark });
-  now.current = { filter, cursor, list, counts, mark };
+  const now = useRef({ filter, step, cursor, list, counts, mark });
+  now.current = { filter, step, cursor, list, counts, mark };
   useEffect(() => {
     let countsTimer: ReturnType<typeof setTimeout> | undefined;
     let closed = false;
@@ -171,7 +199,13 @@ function useRunsStream(
       }
       if (event.type === 'run.created') {
         if (view.cursor) return; // only the first page shows the newest runs
-        const local = passesFilter(view.filter, run, event.data.templateId, event.timestamp);
+        const local = passesFilter(
+          view.filter,
+          view.step,
+          run,
+          event.data.templateId,
+          event.timestamp,
+        );
         if (local === false) return;
         const add = () => {
           if (closed) return;
@@ -237,6 +271,7 @@ function hasLabel(labels: Record<string, string>, pair: string): boolean {
  */
 function passesFilter(
   filter: RunFilterValues,
+  step: string,
   run: WorkflowRunSummary,
   templateId: string | undefined,
   createdAt: string,
@@ -244,6 +279,7 @@ function passesFilter(
   if (filter.statuses.length && !filter.statuses.includes(run.status)) return false;
   if (filter.templateId && templateId !== filter.templateId) return false;
   if (filter.assignee && run.currentStepAssignee !== filter.assignee) return false;
+  if (step && run.currentStepName !== step) return false;
   if (filter.overdue === 'true') return false; // a run is never overdue when it is created
   const created = Date.parse(createdAt);
   const updated = Date.parse(run.lastActivity);

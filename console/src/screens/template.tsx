@@ -169,6 +169,9 @@ function TemplateView({
   return (
     <>
       <ScreenHeader title={data.name}>
+        <a class="button" href={href('/insights', { template_id: data.id })}>
+          Insights
+        </a>
         <ActionButton
           scope="templates:write"
           onClick={() =>
