@@ -155,7 +155,9 @@ export async function clearHistory(db: Db): Promise<void> {
  */
 export async function skipInsightsBacklog(db: Db): Promise<void> {
   await db.raw(
-    'UPDATE insight_cursor SET event_id = (SELECT COALESCE(MAX(id), 0) FROM run_events) WHERE id = 1',
+    'INSERT INTO insight_cursor (id, event_id, updated_at) ' +
+      'SELECT 1, COALESCE(MAX(id), 0), CURRENT_TIMESTAMP(3) FROM run_events ' +
+      'ON DUPLICATE KEY UPDATE event_id = VALUES(event_id)',
   );
 }
 

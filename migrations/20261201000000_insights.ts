@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 // The insights' rollups (src/insights/), folded from run_events behind a cursor by one worker at
 // a time, never written by a change itself: a plain change pays nothing for them.
 // - insight_cursor: the one row whose event_id is the last event folded; the rollups and the
-//   cursor move in one transaction, so each event is folded exactly once. It starts at 0: the
-//   events already stored are folded first.
+//   cursor move in one transaction, so each event is folded exactly once. The first worker makes
+//   it, at 0: the events already stored are folded first.
 // - insight_runs: what the fold knows of each run it has seen and that may still change (its
 //   template version, labels, current step with its start, due time, assignee and overdue
 //   flag); a run's row goes when it completes, is cancelled or deleted.
@@ -21,7 +21,6 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('event_id').unsigned().notNullable();
     t.datetime('updated_at', { precision: 3 }).notNullable();
   });
-  await knex('insight_cursor').insert({ id: 1, event_id: 0, updated_at: new Date() });
 
   await knex.schema.createTable('insight_runs', (t) => {
     t.string('run_id', 36).primary();
