@@ -459,6 +459,14 @@ describe('Insights', function () {
     const history = await historyOf(tenant.orgId);
     expectFigures(answer, exactFigures(history, 'UTC', 'hour', from, to), id);
     expect(answer.open.steps.map((s) => s.step).sort()).to.deep.equal(['Check', 'Pay']);
+    // The run list's step filter finds the runs an open step counts.
+    const atCheck = await client.listRuns(`?template_id=${id}&status=active&step=Check&limit=100`);
+    expect(atCheck.body.map((r) => r.id).sort()).to.deep.equal(
+      runs.filter((_, i) => i % 4 === 2).sort(),
+    );
+    expect(answer.open.steps.find((s) => s.step === 'Check')!.runs).to.equal(atCheck.body.length);
+    const stepAlone = await client.call<Refusal>('/get-workflow-runs?step=Check');
+    expect([stepAlone.status, stepAlone.body.field]).to.deep.equal([400, '/step']);
 
     // One label's runs: the figures of the runs with it.
     const blue = new Set(runs.filter((_, i) => i % 3 === 0));

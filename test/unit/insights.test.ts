@@ -12,7 +12,13 @@ import {
   quantiles,
 } from '../../src/insights/duration-sketch.js';
 import { bucketBounds, bucketStart } from '../../src/insights/insight-buckets.js';
-import { slotOf } from '../../src/insights/insight-fold.js';
+import {
+  foldEvents,
+  slotOf,
+  type FoldEvent,
+  type FoldResult,
+  type FoldRun,
+} from '../../src/insights/insight-fold.js';
 
 const exact = (values: number[], q: number) =>
   [...values].sort((a, b) => a - b)[Math.floor(q * (values.length - 1))]!;
@@ -121,5 +127,164 @@ describe('insights: buckets of the organization’s clock', () => {
   it('refuses more buckets than allowed', () => {
     expect(bucketBounds(0, 1000 * 3_600_000, 'hour', 'UTC', 500)).to.equal(undefined);
     expect(bucketBounds(0, 500 * 3_600_000, 'hour', 'UTC', 500)).to.have.length(501);
+  });
+});
+
+describe('insights: the fold of each kind of event', () => {
+  const T0 = Date.parse('2026-11-02T09:00:00Z');
+  const min = 60_000;
+  let id = 0;
+  const event = (
+    runId: string,
+    type: FoldEvent['type'],
+    atMin: number,
+    data: Record<string, unknown> = {},
+  ): FoldEvent => ({ id: ++id, runId, organizationId: 'o', type, at: T0 + atMin * min, data });
+  const fold = (events: FoldEvent[], runs = new Map<string, FoldRun>()) => {
+    const result = foldEvents(
+      events,
+      runs,
+      () => 'UTC',
+      () => ({ labels: ['l:team:red'] }),
+    );
+    return { result, runs };
+  };
+  /** Open runs by version and step, for the slice of every run. */
+  const open = (result: FoldResult) =>
+    Object.fromEntries(
+      [...result.open.values()]
+        .filter(({ key, delta }) => key.slice === '' && (delta.runs !== 0 || delta.overdue !== 0))
+        .map(({ key, delta }) => [`v${key.version}:${key.step}`, [delta.runs, delta.overdue]]),
+    );
+  const steps = (result: FoldResult, slice = '') =>
+    Object.fromEntries(
+      [...result.stepSlots.values()]
+        .filter(({ key }) => key.slice === slice)
+        .map(({ key, delta }) => [
+          key.step,
+          [delta.done, delta.late, delta.rejected, delta.skipped, delta.reopened],
+        ]),
+    );
+  const created = (runId: string) =>
+    event(runId, 'run.created', 0, { templateId: 't', templateVersion: 1, workflowName: 'w' });
+
+  it('sends a rejected run back: the approval rejected, the pages reopened, the run open at the page it went back to', () => {
+    const { result } = fold([
+      created('r'),
+      event('r', 'run.started', 1, { step: 'Submit', assignee: 'ann' }),
+      event('r', 'step.completed', 11, {
+        step: 'Submit',
+        nextStep: 'Approve',
+        nextAssignee: 'mia',
+        nextDueDate: new Date(T0 + 20 * min).toISOString(),
+      }),
+      event('r', 'step.skipped', 11, { step: 'Extra', rule: 0, reason: 'hidden' }),
+      event('r', 'step.rejected', 31, {
+        step: 'Approve',
+        outcome: 'reopened',
+        nextStep: 'Submit',
+        nextAssignee: 'ann',
+      }),
+      event('r', 'step.reopened', 31, {
+        step: 'Submit',
+        from: 'Approve',
+        steps: ['Submit', 'Approve'],
+      }),
+    ]);
+    // [done, late, rejected, skipped, reopened]
+    expect(steps(result)).to.deep.equal({
+      Submit: [1, 0, 0, 0, 1],
+      Extra: [0, 0, 0, 1, 0],
+      Approve: [0, 0, 1, 0, 1],
+    });
+    expect(open(result)).to.deep.equal({ 'v1:Submit': [1, 0] });
+    // The assignee's slice holds the steps they held when they ended.
+    expect(steps(result, 'a:mia')).to.deep.equal({ Approve: [0, 0, 1, 0, 0] });
+    expect(steps(result, 'l:team:red')).to.deep.equal(steps(result));
+  });
+
+  it('counts a step done after its due date late, and an overdue step among the overdue until it moves', () => {
+    const due = new Date(T0 + 5 * min).toISOString();
+    const { result, runs } = fold([
+      created('r'),
+      event('r', 'run.started', 1, { step: 'A', dueDate: due }),
+      event('r', 'step.overdue', 5, { step: 'A', dueDate: due }),
+    ]);
+    expect(open(result)).to.deep.equal({ 'v1:A': [1, 1] });
+    const later = fold(
+      [event('r', 'step.completed', 9, { step: 'A', nextStep: 'B' })],
+      runs,
+    ).result;
+    expect(open(later)).to.deep.equal({ 'v1:A': [-1, -1], 'v1:B': [1, 0] });
+    expect(steps(later)).to.deep.equal({ A: [1, 1, 0, 0, 0] });
+    const active = [...later.stepSlots.values()].find(({ key }) => key.slice === '')!.delta;
+    expect([active.durationCount, active.durationMax]).to.deep.equal([1, 8 * min]);
+  });
+
+  it('takes a failed run out of the open runs and puts it back at its step on a retry', () => {
+    const { result, runs } = fold([
+      created('r'),
+      event('r', 'run.started', 1, { step: 'A' }),
+      event('r', 'run.failed', 2, { error: 'x', step: 'A' }),
+    ]);
+    expect(open(result)).to.deep.equal({});
+    const retried = fold(
+      [event('r', 'run.retried', 3, { change: 'completeStep', step: 'A' })],
+      runs,
+    ).result;
+    expect(open(retried)).to.deep.equal({ 'v1:A': [1, 0] });
+  });
+
+  it('moves a migrated run to its new version and step, overdue only if its new due time has passed', () => {
+    const { runs } = fold([
+      created('r'),
+      event('r', 'run.started', 1, {
+        step: 'Review',
+        dueDate: new Date(T0 + 2 * min).toISOString(),
+      }),
+      event('r', 'step.overdue', 2, {
+        step: 'Review',
+        dueDate: new Date(T0 + 2 * min).toISOString(),
+      }),
+    ]);
+    const moved = fold(
+      [
+        event('r', 'run.migrated', 3, {
+          fromVersion: 1,
+          toVersion: 2,
+          workflowName: 'w',
+          pageMap: { Review: 'Manager review' },
+          step: 'Manager review',
+          dueDate: new Date(T0 + 60 * min).toISOString(),
+        }),
+      ],
+      runs,
+    ).result;
+    expect(open(moved)).to.deep.equal({ 'v1:Review': [-1, -1], 'v2:Manager review': [1, 0] });
+  });
+
+  it('moves an open step between assignees on a claim, and forgets a deleted run', () => {
+    const { result, runs } = fold([
+      created('r'),
+      event('r', 'run.started', 1, { step: 'A' }),
+      event('r', 'step.assigned', 2, { step: 'A', change: 'claim', assignee: 'fay' }),
+    ]);
+    const fay = [...result.open.values()].find(({ key }) => key.slice === 'a:fay')!.delta;
+    expect(fay).to.deep.equal({ runs: 1, overdue: 0 });
+    const gone = fold(
+      [event('r', 'run.deleted', 3, { workflowName: 'w', status: 'active' })],
+      runs,
+    );
+    expect(open(gone.result)).to.deep.equal({ 'v1:A': [-1, 0] });
+    expect([...gone.result.gone]).to.deep.equal(['r']);
+    expect(gone.runs.has('r')).to.equal(false);
+  });
+
+  it('counts nothing of a run it never saw created, nor of a run.created without a template', () => {
+    const { result } = fold([
+      event('x', 'run.started', 1, { step: 'A' }),
+      event('y', 'run.created', 1, { workflowName: 'w' }),
+    ]);
+    expect(result.runSlots.size + result.open.size + result.changed.size).to.equal(0);
   });
 });
