@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
+import type { RunInsights } from '../../src/insights/insight-schemas.js';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.js';
 import {
@@ -36,41 +37,7 @@ const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 /** The organization's zone: not the browser's (Europe/Paris), so the days are the API's. */
 const ZONE = 'America/New_York';
 
-interface Duration {
-  count: number;
-  p50Ms: number | null;
-  p90Ms: number | null;
-}
-interface Insights {
-  timeZone: string;
-  lagMs: number;
-  buckets: Array<{
-    start: string;
-    end: string;
-    created: number;
-    completed: number;
-    failed: number;
-    cancelled: number;
-    timeToComplete: Duration;
-  }>;
-  timeToComplete: Duration;
-  steps: Array<{
-    templateId: string;
-    step: string;
-    completed: number;
-    late: number;
-    rejected: number;
-    skipped: number;
-    reopened: number;
-    activeTime: Duration;
-  }>;
-  open: {
-    runs: number;
-    pending: number;
-    overdue: number;
-    steps: Array<{ templateId: string; step: string; runs: number; overdue: number }>;
-  };
-}
+type Insights = RunInsights;
 
 interface Detail {
   status: string;

@@ -12,6 +12,7 @@
 //   figures and forgets the fold's state of the runs it deleted;
 // - refusals naming the parameter, isolation between organizations, the scope.
 import { expect } from 'chai';
+import type { InsightDuration, RunInsights } from '../../src/insights/insight-schemas.js';
 import { DateTime } from 'luxon';
 import type { TemplateDefinition } from '../../src/templates/definition/definition-types.js';
 import { RunDeletionStore } from '../../src/retention/deletion-store.js';
@@ -27,45 +28,8 @@ import {
 import { testDb } from '../support/root-hooks.js';
 import { waitFor } from '../support/wait.js';
 
-interface Duration {
-  count: number;
-  p50Ms: number | null;
-  p90Ms: number | null;
-  maxMs: number | null;
-}
-interface Insights {
-  timeZone: string;
-  from: string;
-  to: string;
-  asOf: string;
-  lagMs: number;
-  buckets: Array<{
-    start: string;
-    end: string;
-    created: number;
-    completed: number;
-    failed: number;
-    cancelled: number;
-    timeToComplete: Duration;
-  }>;
-  timeToComplete: Duration;
-  steps: Array<{
-    templateId: string;
-    step: string;
-    completed: number;
-    late: number;
-    rejected: number;
-    skipped: number;
-    reopened: number;
-    activeTime: Duration;
-  }>;
-  open: {
-    runs: number;
-    pending: number;
-    overdue: number;
-    steps: Array<{ templateId: string; step: string; runs: number; overdue: number }>;
-  };
-}
+type Duration = InsightDuration;
+type Insights = RunInsights;
 interface Refusal {
   code: string;
   message: string;
