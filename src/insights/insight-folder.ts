@@ -9,6 +9,7 @@
 // flight would never fold that event.
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
+import { insightEventsFolded, insightFoldLag } from '../metrics/metrics.js';
 import { EventWatermark } from '../streams/event-watermark.js';
 import type { StreamStore } from '../streams/stream-store.js';
 import type { InsightStore } from './insight-store.js';
@@ -56,8 +57,11 @@ export class InsightFolder {
       const advance = await this.watermark.advance();
       const pass = await this.store.fold(advance.mark, BATCH, now());
       folded += pass.events;
+      insightEventsFolded.inc(pass.events);
       // Another worker holds the cursor: the pass is its.
       if (!pass.held || this.loop.stopping) return folded;
+      // Ids decided and not folded yet (a backlog being caught up with; 0 once caught up).
+      insightFoldLag.set(Math.max(0, advance.mark - pass.cursor));
       if (pass.cursor >= advance.mark) {
         // A gap still in its grace holds the watermark back: look again once it is decided.
         if (advance.retryInMs !== undefined) this.loop.wake(advance.retryInMs);

@@ -76,6 +76,18 @@ export const webhookDeliveriesMade = new Counter({
   registers: [registry],
 });
 
+export const insightEventsFolded = new Counter({
+  name: 'wrs_insights_events_folded_total',
+  help: "Run events folded into the insights' rollups by this worker.",
+  registers: [registry],
+});
+
+export const insightFoldLag = new Gauge({
+  name: 'wrs_insights_fold_lag_events',
+  help: "Events committed that the insights' fold had not reached at this worker's last pass.",
+  registers: [registry],
+});
+
 export const webhookReenqueued = new Counter({
   name: 'wrs_reconciler_webhook_reenqueued_total',
   help: 'Endpoints owed webhook deliveries that the reconciler gave a turn (theirs was lost).',

@@ -116,6 +116,16 @@ describe('metrics: GET /metrics on METRICS_PORT @cluster', () => {
       expect(w.has(`wrs_jobs{kind="${kind}",state="waiting"}`), kind).to.equal(true);
     }
     expect(w.get('wrs_jobs{kind="stepDue",state="delayed"}')).to.be.at.least(1); // due timers
+    // The insights' fold, the only worker here: every event above (5 created, 5 started, a step
+    // completed, a cancel) folded, and nothing left to fold.
+    const folded = await waitFor('the events folded', async () => {
+      const now = (await scrape(workerMetrics)).values;
+      const n =
+        value(now, 'wrs_insights_events_folded_total') -
+        value(workerBefore, 'wrs_insights_events_folded_total');
+      return n >= 12 && value(now, 'wrs_insights_fold_lag_events') === 0 ? n : undefined;
+    });
+    expect(folded).to.equal(12);
 
     // Bounded labels: no run, organization or key ever appears in a metric.
     for (const secret of [...ids, tenant.orgId, tenant.key]) {
