@@ -122,11 +122,14 @@ export class InsightService {
     const runSlice = query.label !== undefined ? `l:${query.label}` : '';
     const stepSlice = query.assignee !== undefined ? `a:${query.assignee}` : runSlice;
 
-    const [runRows, stepRows, openRows, progress] = await Promise.all([
+    // How far the fold has come, read before the rollups: they then hold at least everything
+    // up to it (read in parallel with them, a fold committing in between made an answer whose
+    // rollups were older than the asOf it gave).
+    const progress = await this.reads.progress();
+    const [runRows, stepRows, openRows] = await Promise.all([
       this.reads.runSlots(scope(runSlice), start, end),
       this.reads.stepSlots(scope(stepSlice), start, end),
       this.reads.openSteps(scope(stepSlice)),
-      this.reads.progress(),
     ]);
 
     // Each slot into its bucket: the bucket whose start is the last at or before it.
