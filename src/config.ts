@@ -65,6 +65,8 @@ export interface Config {
   streams: StreamConfig;
   /** How often each worker folds new run events into the insights' rollups (src/insights/). */
   insightFoldIntervalMs: number;
+  /** How long the fold gives way to a worker applying runs before it catches up regardless. */
+  insightFoldDeferMs: number;
 }
 
 /** Reads from MariaDB replicas, with read-your-writes (src/db-replicas.ts). */
@@ -320,6 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
     retention: retentionConfig(env),
     streams: streamConfig(env),
     insightFoldIntervalMs: int(env, 'INSIGHTS_FOLD_INTERVAL_MS', 1000, 10, 60000),
+    insightFoldDeferMs: int(env, 'INSIGHTS_FOLD_DEFER_MS', 5000, 0, 600000),
   };
 }
 

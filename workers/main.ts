@@ -149,15 +149,26 @@ const retentionPass = new RetentionPass(
   () => stopping,
 );
 
+/** Turns of applying runs in progress in this worker: the insights' fold gives way to them. */
+let applying = 0;
+const applyRuns = applyRunsProcessor({
+  store,
+  applier,
+  jobs: queues.get('applyRuns'),
+  log,
+  pacer: new TurnPacer(config.workerGatherMs),
+});
+
 /** One processor per kind of job: the compiler asks for one for each kind in the list. */
 const processors: Processors = {
-  applyRuns: applyRunsProcessor({
-    store,
-    applier,
-    jobs: queues.get('applyRuns'),
-    log,
-    pacer: new TurnPacer(config.workerGatherMs),
-  }),
+  applyRuns: async (job) => {
+    applying++;
+    try {
+      return await applyRuns(job);
+    } finally {
+      applying--;
+    }
+  },
   stepDue: stepDueProcessor({ store, dueTimers }),
   scheduleTick: scheduleTickProcessor({ runner: scheduleRunner }),
   webhookDelivery: webhookDeliveryProcessor({ deliverer, stopping: () => stopping }),
@@ -206,6 +217,7 @@ const insightFolder = new InsightFolder(
   config.streams.gapGraceMs,
   config.insightFoldIntervalMs,
   log,
+  { busy: () => applying > 0, deferMs: config.insightFoldDeferMs },
 );
 reconciler.start();
 dispatcher.start();

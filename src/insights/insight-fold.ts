@@ -103,7 +103,7 @@ export function slotOf(ms: number, zone: string): number {
 }
 
 const keyText = (k: RollupKey) =>
-  [k.organizationId, k.templateId, k.version, k.slice, k.step ?? '', k.slot ?? ''].join('\u0000');
+  `${k.organizationId}\u0000${k.templateId}\u0000${k.version}\u0000${k.slice}\u0000${k.step ?? ''}\u0000${k.slot ?? ''}`;
 
 export function foldEvents(
   events: readonly FoldEvent[],

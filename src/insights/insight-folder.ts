@@ -14,8 +14,15 @@ import { EventWatermark } from '../streams/event-watermark.js';
 import type { StreamStore } from '../streams/stream-store.js';
 import type { InsightStore } from './insight-store.js';
 
-/** Events folded per transaction. */
-const BATCH = 2000;
+/**
+ * Events folded per transaction: few while this worker applies runs (a batch is some
+ * milliseconds of JavaScript and a transaction beside theirs), many when it does not (a
+ * backlog is caught up with in fewer, larger transactions).
+ */
+const BUSY_BATCH = 250;
+const IDLE_BATCH = 2000;
+/** While runs are being applied, how often the fold looks again whether they are done. */
+const BUSY_RECHECK_MS = 200;
 /** Signals this close together share one pass: the fold works in batches, not per commit. */
 export const FOLD_WAKE_MS = 100;
 
@@ -23,12 +30,24 @@ export class InsightFolder {
   private readonly loop: Periodic;
   private readonly watermark: EventWatermark;
 
+  /** When the fold last caught up (or started). */
+  private caughtUpAt = Date.now();
+
   constructor(
     private readonly store: Pick<InsightStore, 'fold' | 'cursor'>,
     events: StreamStore,
     gapGraceMs: number,
     intervalMs: number,
     log: Logger,
+    /**
+     * Whether this worker is applying runs now, and how long the fold gives way to that: the
+     * figures may wait, a run's next step should not. Past `deferMs` it catches up regardless,
+     * so the figures trail by at most about that (and the time to fold what came meanwhile).
+     */
+    private readonly yieldTo: { busy: () => boolean; deferMs: number } = {
+      busy: () => false,
+      deferMs: 0,
+    },
   ) {
     this.watermark = new EventWatermark(events, gapGraceMs, Date.now, () => store.cursor());
     this.loop = new Periodic(() => this.foldOnce(), {
@@ -54,8 +73,13 @@ export class InsightFolder {
   async foldOnce(now = () => new Date()): Promise<number> {
     let folded = 0;
     for (;;) {
+      if (this.yieldTo.busy() && Date.now() - this.caughtUpAt < this.yieldTo.deferMs) {
+        this.loop.wake(BUSY_RECHECK_MS);
+        return folded;
+      }
       const advance = await this.watermark.advance();
-      const pass = await this.store.fold(advance.mark, BATCH, now());
+      const batch = this.yieldTo.busy() ? BUSY_BATCH : IDLE_BATCH;
+      const pass = await this.store.fold(advance.mark, batch, now());
       folded += pass.events;
       insightEventsFolded.inc(pass.events);
       // Another worker holds the cursor: the pass is its.
@@ -63,6 +87,7 @@ export class InsightFolder {
       // Ids decided and not folded yet (a backlog being caught up with; 0 once caught up).
       insightFoldLag.set(Math.max(0, advance.mark - pass.cursor));
       if (pass.cursor >= advance.mark) {
+        this.caughtUpAt = Date.now();
         // A gap still in its grace holds the watermark back: look again once it is decided.
         if (advance.retryInMs !== undefined) this.loop.wake(advance.retryInMs);
         return folded;

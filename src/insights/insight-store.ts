@@ -219,15 +219,17 @@ export class InsightStore {
   }
 
   /**
-   * The fold states of the batch's runs, locked: a deletion of one of them (retention, which
-   * writes no run.deleted) waits for this pass, and its DELETE then removes what the pass wrote.
+   * The fold states of the batch's runs. Read unlocked: retention, the one other writer (it
+   * deletes the states of the finished runs it deletes), never deletes a run that has events
+   * the fold has yet to read, for a run's change and its event commit together and a changed
+   * run is not finished long enough ago (a retried failed run is active again).
    */
   private async runStates(query: TxQuery, runIds: string[]): Promise<Map<string, FoldRun>> {
     const runs = new Map<string, FoldRun>();
     if (runIds.length === 0) return runs;
     const rows = (await query(
       `SELECT ${RUN_STATE_COLUMNS.join(', ')} FROM insight_runs
-        WHERE run_id IN (${runIds.map(sqlLiteral).join(', ')}) FOR UPDATE`,
+        WHERE run_id IN (${runIds.map(sqlLiteral).join(', ')})`,
     )) as unknown as RunStateRow[];
     for (const row of rows) {
       runs.set(row.run_id, {
