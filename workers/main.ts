@@ -212,7 +212,9 @@ const reconciler = new Reconciler(
 );
 // The insights' rollups, folded from the events behind a cursor (one worker at a time).
 const insightFolder = new InsightFolder(
-  new InsightStore(db, config.writeTimeoutMs),
+  new InsightStore(db, config.writeTimeoutMs, (organizationId) =>
+    settings.cachedTimeZone(organizationId),
+  ),
   new StreamStore(db, config.writeTimeoutMs),
   config.streams.gapGraceMs,
   config.insightFoldIntervalMs,

@@ -94,6 +94,60 @@ function Axes({
   );
 }
 
+/** A chart's plotting area: its width (followed), each category's band and centre, a value's height. */
+function usePlot(count: number, ticks: number[]) {
+  const { ref, width } = useWidth(800);
+  const band = (width - MARGIN.left - MARGIN.right) / Math.max(1, count);
+  const top = ticks[ticks.length - 1] || 1;
+  return {
+    ref,
+    width,
+    band,
+    x: (i: number) => MARGIN.left + band * (i + 0.5),
+    y: (v: number) => HEIGHT - MARGIN.bottom - (v / top) * (HEIGHT - MARGIN.top - MARGIN.bottom),
+  };
+}
+
+/** A chart: an image with its words, its axes, and what is drawn on them. */
+function PlotFrame({
+  plot,
+  label,
+  ticks,
+  tickWords,
+  categories,
+  children,
+}: {
+  plot: ReturnType<typeof usePlot>;
+  label: string;
+  ticks: number[];
+  tickWords(value: number): string;
+  categories: CategoryLabels;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="chart" ref={plot.ref}>
+      <svg
+        role="img"
+        aria-label={label}
+        width={plot.width}
+        height={HEIGHT}
+        viewBox={`0 0 ${plot.width} ${HEIGHT}`}
+      >
+        <Axes
+          width={plot.width}
+          ticks={ticks}
+          y={plot.y}
+          tickWords={tickWords}
+          categories={categories}
+          x={plot.x}
+          band={plot.band}
+        />
+        {children}
+      </svg>
+    </div>
+  );
+}
+
 /** The series' names with their swatches (a line's swatch is a short stroke of its dash). */
 export function Legend({
   series,
@@ -163,71 +217,55 @@ export function BarChart({
   ticks: number[];
   tickWords(value: number): string;
 }) {
-  const { ref, width } = useWidth(800);
-  const plot = width - MARGIN.left - MARGIN.right;
-  const band = plot / Math.max(1, count);
-  const top = ticks[ticks.length - 1] || 1;
-  const y = (v: number) =>
-    HEIGHT - MARGIN.bottom - (v / top) * (HEIGHT - MARGIN.top - MARGIN.bottom);
-  const x = (i: number) => MARGIN.left + band * (i + 0.5);
+  const plot = usePlot(count, ticks);
+  const { x, y, band } = plot;
   // The bars fill 70% of their band, with a pixel between the bars of a category.
   const gap = band > 12 ? 1 : 0;
   const barWidth = Math.max(1, (band * 0.7 - gap * (stacks.length - 1)) / stacks.length);
   return (
-    <div class="chart" ref={ref}>
-      <svg
-        role="img"
-        aria-label={label}
-        width={width}
-        height={HEIGHT}
-        viewBox={`0 0 ${width} ${HEIGHT}`}
-      >
-        <Axes
-          width={width}
-          ticks={ticks}
-          y={y}
-          tickWords={tickWords}
-          categories={categories}
-          x={x}
-          band={band}
-        />
-        {values.map((row, i) => {
-          const left = x(i) - (barWidth * stacks.length + gap * (stacks.length - 1)) / 2;
-          return (
-            <g key={i} class="chart-category">
-              <title>{titles[i]}</title>
-              {/* The whole band answers to hover, so that a thin or empty bar has a title too. */}
-              <rect
-                class="chart-hit"
-                x={x(i) - band / 2}
-                y={MARGIN.top}
-                width={band}
-                height={HEIGHT - MARGIN.top - MARGIN.bottom}
-              />
-              {stacks.map((stack, s) => {
-                let base = 0;
-                return stack.map((series) => {
-                  const value = row[series.key] ?? 0;
-                  if (value <= 0) return null;
-                  const from = base;
-                  base += value;
-                  return (
-                    <rect
-                      key={series.key}
-                      class={`tone-${series.tone} chart-bar`}
-                      x={left + s * (barWidth + gap)}
-                      y={y(from + value)}
-                      width={barWidth}
-                      height={Math.max(1, y(from) - y(from + value))}
-                    />
-                  );
-                });
-              })}
-            </g>
-          );
-        })}
-      </svg>
-    </div>
+    <PlotFrame
+      plot={plot}
+      label={label}
+      ticks={ticks}
+      tickWords={tickWords}
+      categories={categories}
+    >
+      {values.map((row, i) => {
+        const left = x(i) - (barWidth * stacks.length + gap * (stacks.length - 1)) / 2;
+        return (
+          <g key={i} class="chart-category">
+            <title>{titles[i]}</title>
+            {/* The whole band answers to hover, so that a thin or empty bar has a title too. */}
+            <rect
+              class="chart-hit"
+              x={x(i) - band / 2}
+              y={MARGIN.top}
+              width={band}
+              height={HEIGHT - MARGIN.top - MARGIN.bottom}
+            />
+            {stacks.map((stack, s) => {
+              let base = 0;
+              return stack.map((series) => {
+                const value = row[series.key] ?? 0;
+                if (value <= 0) return null;
+                const from = base;
+                base += value;
+                return (
+                  <rect
+                    key={series.key}
+                    class={`tone-${series.tone} chart-bar`}
+                    x={left + s * (barWidth + gap)}
+                    y={y(from + value)}
+                    width={barWidth}
+                    height={Math.max(1, y(from) - y(from + value))}
+                  />
+                );
+              });
+            })}
+          </g>
+        );
+      })}
+    </PlotFrame>
   );
 }
 
@@ -251,13 +289,8 @@ export function LineChart({
   ticks: number[];
   tickWords(value: number): string;
 }) {
-  const { ref, width } = useWidth(800);
-  const plot = width - MARGIN.left - MARGIN.right;
-  const band = plot / Math.max(1, count);
-  const top = ticks[ticks.length - 1] || 1;
-  const y = (v: number) =>
-    HEIGHT - MARGIN.bottom - (v / top) * (HEIGHT - MARGIN.top - MARGIN.bottom);
-  const x = (i: number) => MARGIN.left + band * (i + 0.5);
+  const plot = usePlot(count, ticks);
+  const { x, y, band } = plot;
   const path = (key: string) => {
     let d = '';
     let drawing = false;
@@ -274,75 +307,64 @@ export function LineChart({
   };
   const dots = band >= 6;
   return (
-    <div class="chart" ref={ref}>
-      <svg
-        role="img"
-        aria-label={label}
-        width={width}
-        height={HEIGHT}
-        viewBox={`0 0 ${width} ${HEIGHT}`}
-      >
-        <Axes
-          width={width}
-          ticks={ticks}
-          y={y}
-          tickWords={tickWords}
-          categories={categories}
-          x={x}
-          band={band}
+    <PlotFrame
+      plot={plot}
+      label={label}
+      ticks={ticks}
+      tickWords={tickWords}
+      categories={categories}
+    >
+      {series.map((s) => (
+        <path
+          key={s.key}
+          class={`tone-${s.tone} chart-line`}
+          d={path(s.key)}
+          stroke-dasharray={s.dashed ? '6 4' : undefined}
         />
-        {series.map((s) => (
-          <path
-            key={s.key}
-            class={`tone-${s.tone} chart-line`}
-            d={path(s.key)}
-            stroke-dasharray={s.dashed ? '6 4' : undefined}
+      ))}
+      {values.map((row, i) => (
+        <g key={i} class="chart-category">
+          <title>{titles[i]}</title>
+          <rect
+            class="chart-hit"
+            x={x(i) - band / 2}
+            y={MARGIN.top}
+            width={band}
+            height={HEIGHT - MARGIN.top - MARGIN.bottom}
           />
-        ))}
-        {values.map((row, i) => (
-          <g key={i} class="chart-category">
-            <title>{titles[i]}</title>
-            <rect
-              class="chart-hit"
-              x={x(i) - band / 2}
-              y={MARGIN.top}
-              width={band}
-              height={HEIGHT - MARGIN.top - MARGIN.bottom}
-            />
-            {series.map((s, n) => {
-              const value = row[s.key];
-              if (value === null || value === undefined) return null;
-              // A lone value (no neighbour to draw a line to) always shows as a dot.
-              const lone =
-                (values[i - 1]?.[s.key] ?? null) === null &&
-                (values[i + 1]?.[s.key] ?? null) === null;
-              if (!dots && !lone) return null;
-              // The first series' marks are dots, the second's hollow squares: told apart
-              // without colour, and a dot shows through a square drawn over it.
-              const size = lone ? 5 : 3.5;
-              return n % 2 === 0 ? (
-                <circle
-                  key={s.key}
-                  class={`tone-${s.tone} chart-dot`}
-                  cx={x(i)}
-                  cy={y(value)}
-                  r={size}
-                />
-              ) : (
-                <rect
-                  key={s.key}
-                  class={`tone-${s.tone} chart-square`}
-                  x={x(i) - size - 1}
-                  y={y(value) - size - 1}
-                  width={2 * size + 2}
-                  height={2 * size + 2}
-                />
-              );
-            })}
-          </g>
-        ))}
-      </svg>
-    </div>
+          {series.map((s, n) => {
+            const value = row[s.key];
+            if (value === null || value === undefined) return null;
+            // A lone value (no neighbour to draw a line to) always shows as a dot.
+            const lone =
+              (values[i - 1]?.[s.key] ?? null) === null &&
+              (values[i + 1]?.[s.key] ?? null) === null;
+            if (!dots && !lone) return null;
+            // The first series' marks are dots, the second's hollow squares: told apart
+            // without colour, and a dot shows through a square drawn over it.
+            const size = lone ? 5 : 3.5;
+            return n % 2 === 0 ? (
+              <circle
+                key={s.key}
+                class={`tone-${s.tone} chart-dot`}
+                cx={x(i)}
+                cy={y(value)}
+                r={size}
+              />
+            ) : (
+              <rect
+                key={s.key}
+                class={`tone-${s.tone} chart-square`}
+                x={x(i) - size - 1}
+                y={y(value) - size - 1}
+                width={2 * size + 2}
+                height={2 * size + 2}
+              />
+            );
+          })}
+        </g>
+      ))}
+    </PlotFrame>
   );
 }
 

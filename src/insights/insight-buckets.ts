@@ -22,12 +22,22 @@ export const UNIT_MS: Record<BucketUnit, number> = {
   week: 7 * DAY_MS,
 };
 
+/**
+ * The start of the hour of the zone's clock that holds the instant (of UTC's for a zone this
+ * runtime does not know: the fold must not stop on one).
+ */
+export function hourStart(ms: number, zone: string): number {
+  const format = zoneFormat(zone);
+  const offset = format ? offsetAt(format, ms) : 0;
+  return Math.floor((ms + offset) / HOUR_MS) * HOUR_MS - offset;
+}
+
 /** The start of the bucket holding the instant. */
 export function bucketStart(ms: number, unit: BucketUnit, zone: string): number {
   const format = zoneFormat(zone);
   if (!format) throw new RangeError(`unknown time zone '${zone}'`);
+  if (unit === 'hour') return hourStart(ms, zone);
   const offset = offsetAt(format, ms);
-  if (unit === 'hour') return Math.floor((ms + offset) / HOUR_MS) * HOUR_MS - offset;
   const wall = wallOf(ms + offset);
   let midnight = wallMs({ ...wall, time: 0 });
   if (unit === 'week') {

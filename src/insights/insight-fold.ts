@@ -13,8 +13,8 @@
 // Slices: every figure is kept for all runs (''), for each of the run's labels ('l:key:value'),
 // and, for steps, for the assignee holding the step when it ended or now ('a:user').
 import { assertNever, type RunEventData, type RunEventType } from '../runs/run-events.js';
-import { HOUR_MS, offsetAt, zoneFormat } from '../lib/zone-clock.js';
 import { addDuration, emptyBins, type DurationBins } from './duration-sketch.js';
+import { hourStart } from './insight-buckets.js';
 
 /** An event as the fold reads it. */
 export interface FoldEvent {
@@ -95,15 +95,35 @@ export interface CreatedRunFacts {
 
 export const PENDING_STEP = '';
 
-/** The start (UTC ms) of the hour of the zone's clock that holds the instant. */
-export function slotOf(ms: number, zone: string): number {
-  const format = zoneFormat(zone);
-  const offset = format ? offsetAt(format, ms) : 0;
-  return Math.floor((ms + offset) / HOUR_MS) * HOUR_MS - offset;
+/** A rollup row's slot: the start (UTC ms) of the hour of the zone's clock that holds the instant. */
+export const slotOf = hourStart;
+
+/** The slice of the runs with a label. */
+export const labelSlice = (key: string, value: string) => `l:${key}:${value}`;
+/** The slice of the steps a user held. */
+export const assigneeSlice = (user: string) => `a:${user}`;
+
+/** A rollup row's key as one string: the fold's maps are keyed by it. */
+export const rollupKeyText = (k: RollupKey) =>
+  `${k.organizationId}\u0000${k.templateId}\u0000${k.version}\u0000${k.slice}\u0000${k.step ?? ''}\u0000${k.slot ?? ''}`;
+
+/** The entry of `map` under `key`, made (with `empty()`) if it is missing. */
+function entryOf<D>(
+  map: Map<string, { key: RollupKey; delta: D }>,
+  key: RollupKey,
+  empty: () => D,
+): D {
+  const text = rollupKeyText(key);
+  let entry = map.get(text);
+  if (!entry) {
+    entry = { key, delta: empty() };
+    map.set(text, entry);
+  }
+  return entry.delta;
 }
 
-const keyText = (k: RollupKey) =>
-  `${k.organizationId}\u0000${k.templateId}\u0000${k.version}\u0000${k.slice}\u0000${k.step ?? ''}\u0000${k.slot ?? ''}`;
+/** A due time or date as an event states it (ISO 8601), in ms; null when it states none. */
+const dueOf = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : null);
 
 export function foldEvents(
   events: readonly FoldEvent[],
@@ -121,32 +141,19 @@ export function foldEvents(
 
   const runSlot = (run: FoldRun, at: number) => {
     const slot = slotOf(at, zoneOf(run.organizationId));
-    return ['', ...run.labels].map((slice) => {
-      const key = { ...base(run), slice, slot };
-      const text = keyText(key);
-      let entry = result.runSlots.get(text);
-      if (!entry) {
-        entry = { key, delta: { ...emptyCounts(['created', 'completed', 'failed', 'cancelled']) } };
-        result.runSlots.set(text, entry);
-      }
-      return entry.delta as RunSlotDelta;
-    });
+    return ['', ...run.labels].map((slice) =>
+      entryOf(result.runSlots, { ...base(run), slice, slot }, () =>
+        emptyCounts(['created', 'completed', 'failed', 'cancelled']),
+      ),
+    );
   };
   const stepSlot = (run: FoldRun, step: string, at: number, assignee: string | null) => {
     const slot = slotOf(at, zoneOf(run.organizationId));
-    return slices(run, assignee).map((slice) => {
-      const key = { ...base(run), slice, step, slot };
-      const text = keyText(key);
-      let entry = result.stepSlots.get(text);
-      if (!entry) {
-        entry = {
-          key,
-          delta: { ...emptyCounts(['done', 'late', 'rejected', 'skipped', 'reopened']) },
-        };
-        result.stepSlots.set(text, entry);
-      }
-      return entry.delta as StepSlotDelta;
-    });
+    return slices(run, assignee).map((slice) =>
+      entryOf(result.stepSlots, { ...base(run), slice, step, slot }, () =>
+        emptyCounts(['done', 'late', 'rejected', 'skipped', 'reopened']),
+      ),
+    );
   };
   /** Moves the run in or out (sign) of the open gauges, where it stands now. */
   const gauge = (run: FoldRun, sign: 1 | -1) => {
@@ -154,16 +161,19 @@ export function foldEvents(
     const step = run.status === 'pending' ? PENDING_STEP : run.step;
     if (step === null) return;
     for (const slice of slices(run, run.status === 'active' ? run.assignee : null)) {
-      const key = { ...base(run), slice, step };
-      const text = keyText(key);
-      let entry = result.open.get(text);
-      if (!entry) {
-        entry = { key, delta: { runs: 0, overdue: 0 } };
-        result.open.set(text, entry);
-      }
-      entry.delta.runs += sign;
-      if (run.overdue) entry.delta.overdue += sign;
+      const delta = entryOf(result.open, { ...base(run), slice, step }, () => ({
+        runs: 0,
+        overdue: 0,
+      }));
+      delta.runs += sign;
+      if (run.overdue) delta.overdue += sign;
     }
+  };
+  /** The run is gone from the fold's state: completed, cancelled or deleted. */
+  const forget = (runId: string) => {
+    runs.delete(runId);
+    result.changed.delete(runId);
+    result.gone.add(runId);
   };
   /** The current step ends (done or rejected) at `at`. */
   const endStep = (run: FoldRun, step: string, at: number, how: 'done' | 'rejected') => {
@@ -178,18 +188,24 @@ export function foldEvents(
     run.step = null;
     run.overdue = false;
   };
-  const enter = (run: FoldRun, step: string, at: number, due: unknown, assignee: unknown) => {
+  const enter = (
+    run: FoldRun,
+    step: string,
+    at: number,
+    dueAt: number | null,
+    assignee: unknown,
+  ) => {
     run.status = 'active';
     run.step = step;
     run.stepStartedAt = at;
-    run.stepDueAt = typeof due === 'string' ? Date.parse(due) : null;
+    run.stepDueAt = dueAt;
     run.assignee = typeof assignee === 'string' ? assignee : null;
     run.overdue = false;
     gauge(run, 1);
   };
   const enterNext = (run: FoldRun, data: Record<string, unknown>, at: number) => {
     if (typeof data.nextStep === 'string') {
-      enter(run, data.nextStep, at, data.nextDueDate, data.nextAssignee);
+      enter(run, data.nextStep, at, dueOf(data.nextDueDate), data.nextAssignee);
     }
   };
 
@@ -231,7 +247,7 @@ export function foldEvents(
     switch (event.type) {
       case 'run.started':
         gauge(run, -1);
-        if (step !== undefined) enter(run, step, event.at, data.dueDate, data.assignee);
+        if (step !== undefined) enter(run, step, event.at, dueOf(data.dueDate), data.assignee);
         break;
       case 'step.completed':
       case 'step.approved':
@@ -273,9 +289,7 @@ export function foldEvents(
           delta.completed += 1;
           addTo(delta, Math.max(0, event.at - run.createdAt));
         }
-        runs.delete(event.runId);
-        result.changed.delete(event.runId);
-        result.gone.add(event.runId);
+        forget(event.runId);
         break;
       case 'run.failed':
         gauge(run, -1);
@@ -287,9 +301,7 @@ export function foldEvents(
       case 'run.cancelled':
         gauge(run, -1);
         for (const delta of runSlot(run, event.at)) delta.cancelled += 1;
-        runs.delete(event.runId);
-        result.changed.delete(event.runId);
-        result.gone.add(event.runId);
+        forget(event.runId);
         break;
       case 'run.retried':
         if (data.change === 'start' || step === undefined) {
@@ -298,14 +310,7 @@ export function foldEvents(
           gauge(run, 1);
         } else {
           // Back at the step it failed at, its clock started again, its due time kept.
-          const due = run.step === step ? run.stepDueAt : null;
-          enter(
-            run,
-            step,
-            event.at,
-            due === null ? undefined : new Date(due).toISOString(),
-            run.assignee,
-          );
+          enter(run, step, event.at, run.step === step ? run.stepDueAt : null, run.assignee);
         }
         break;
       case 'run.migrated':
@@ -313,7 +318,7 @@ export function foldEvents(
         run.version = typeof data.toVersion === 'number' ? data.toVersion : run.version;
         if (run.status === 'active' && step !== undefined) {
           run.step = step;
-          run.stepDueAt = typeof data.dueDate === 'string' ? Date.parse(data.dueDate) : null;
+          run.stepDueAt = dueOf(data.dueDate);
           run.assignee = typeof data.assignee === 'string' ? data.assignee : null;
           // Overdue only if the new due time has passed too (migrate-run.ts).
           run.overdue = run.overdue && run.stepDueAt !== null && run.stepDueAt <= event.at;
@@ -322,9 +327,7 @@ export function foldEvents(
         break;
       case 'run.deleted':
         gauge(run, -1);
-        runs.delete(event.runId);
-        result.changed.delete(event.runId);
-        result.gone.add(event.runId);
+        forget(event.runId);
         break;
       default:
         // A new type does not compile until the fold says what it does to the figures.
@@ -339,7 +342,7 @@ function base(run: FoldRun) {
 }
 
 function slices(run: FoldRun, assignee: string | null): string[] {
-  return ['', ...run.labels, ...(assignee !== null ? [`a:${assignee}`] : [])];
+  return ['', ...run.labels, ...(assignee !== null ? [assigneeSlice(assignee)] : [])];
 }
 
 function emptyCounts<K extends string>(names: readonly K[]) {

@@ -4,6 +4,7 @@
 import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
 import { parseTime } from '../runs/run-filter.js';
+import { parseLabelFilter } from '../runs/run-labels.js';
 import type { TemplateStore } from '../templates/template-store.js';
 import {
   emptyBins,
@@ -13,7 +14,7 @@ import {
   type DurationBins,
 } from './duration-sketch.js';
 import { bucketBounds, UNIT_MS, type BucketUnit } from './insight-buckets.js';
-import { PENDING_STEP } from './insight-fold.js';
+import { assigneeSlice, labelSlice, PENDING_STEP } from './insight-fold.js';
 import type { InsightReads, RollupScope } from './insight-reads.js';
 import {
   MAX_BUCKETS,
@@ -119,8 +120,9 @@ export class InsightService {
       ...(query.template_version !== undefined ? { templateVersion: query.template_version } : {}),
       slice,
     });
-    const runSlice = query.label !== undefined ? `l:${query.label}` : '';
-    const stepSlice = query.assignee !== undefined ? `a:${query.assignee}` : runSlice;
+    const label = query.label !== undefined ? parseLabelFilter([query.label])![0]! : undefined;
+    const runSlice = label ? labelSlice(label.key, label.value) : '';
+    const stepSlice = query.assignee !== undefined ? assigneeSlice(query.assignee) : runSlice;
 
     // How far the fold has come, read before the rollups: they then hold at least everything
     // up to it (read in parallel with them, a fold committing in between made an answer whose

@@ -25,6 +25,7 @@ import {
   rateWords,
   type Bucket,
 } from '../insight-words.js';
+import { useVersions } from '../migration.js';
 import { href, navigate, type Location } from '../router.js';
 import {
   Empty,
@@ -252,15 +253,7 @@ function InsightsFilterForm({
   onChange(filter: InsightsFilter): void;
 }) {
   const [draft, setDraft] = useState(value);
-  const versions = useLoad(
-    (api) =>
-      draft.templateId
-        ? api
-            .page('getWorkflowTemplateVersions', { id: draft.templateId, limit: 100 })
-            .then((p) => p.items)
-        : Promise.resolve([]),
-    [draft.templateId],
-  );
+  const versions = useVersions(draft.templateId || undefined);
   const set = <K extends keyof InsightsFilter>(key: K, v: InsightsFilter[K]) =>
     setDraft({ ...draft, [key]: v });
   const errors = {
@@ -459,17 +452,25 @@ function AsOf({ data }: { data: RunInsights }) {
 
 const NUMBER = new Intl.NumberFormat();
 
-function sumOf(data: RunInsights, key: 'created' | 'completed' | 'failed' | 'cancelled') {
-  return data.buckets.reduce((total, b) => total + b[key], 0);
+type Counts = Record<'created' | 'completed' | 'failed' | 'cancelled', number>;
+
+/** The range's runs created, completed, failed and cancelled: its buckets' summed. */
+function totalsOf(data: RunInsights): Counts {
+  const totals: Counts = { created: 0, completed: 0, failed: 0, cancelled: 0 };
+  for (const b of data.buckets) {
+    for (const key of Object.keys(totals) as Array<keyof Counts>) totals[key] += b[key];
+  }
+  return totals;
 }
 
 /** The range's figures at a glance. */
 function Totals({ data }: { data: RunInsights }) {
+  const totals = totalsOf(data);
   const facts: Array<[string, string]> = [
-    ['Created', NUMBER.format(sumOf(data, 'created'))],
-    ['Completed', NUMBER.format(sumOf(data, 'completed'))],
-    ['Failed', NUMBER.format(sumOf(data, 'failed'))],
-    ['Cancelled', NUMBER.format(sumOf(data, 'cancelled'))],
+    ['Created', NUMBER.format(totals.created)],
+    ['Completed', NUMBER.format(totals.completed)],
+    ['Failed', NUMBER.format(totals.failed)],
+    ['Cancelled', NUMBER.format(totals.cancelled)],
     ['Time to complete, median', durationWords(data.timeToComplete.p50Ms)],
     ['Time to complete, p90', durationWords(data.timeToComplete.p90Ms)],
     ['Open now', NUMBER.format(data.open.runs)],
@@ -508,18 +509,60 @@ function bucketNames(data: RunInsights) {
 }
 
 /** "12 created, 8 completed, 1 failed and 2 cancelled". */
-function countsWords(counts: Record<'created' | 'completed' | 'failed' | 'cancelled', number>) {
+function countsWords(counts: Counts) {
   return `${counts.created} created, ${counts.completed} completed, ${counts.failed} failed and ${counts.cancelled} cancelled`;
+}
+
+/** A chart's figures as a table, a row per bucket, folded under "The figures as a table". */
+function FiguresTable({
+  data,
+  words,
+  caption,
+  columns,
+  cells,
+}: {
+  data: RunInsights;
+  /** Each bucket's name in words. */
+  words: string[];
+  caption: string;
+  columns: string[];
+  cells: (bucket: RunInsights['buckets'][number]) => Array<string | number>;
+}) {
+  return (
+    <details class="chart-figures">
+      <summary>The figures as a table</summary>
+      <table class="figures">
+        <caption class="tpl-sr">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">
+              {data.bucket === 'hour' ? 'Hour' : data.bucket === 'day' ? 'Day' : 'Week'}
+            </th>
+            {columns.map((column) => (
+              <th scope="col" key={column}>
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {data.buckets.map((b, i) => (
+            <tr key={b.start} data-bucket={b.start}>
+              <th scope="row">{words[i]}</th>
+              {cells(b).map((cell, j) => (
+                <td key={j}>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
 }
 
 function Throughput({ data }: { data: RunInsights }) {
   const { words, labels } = bucketNames(data);
-  const totals = {
-    created: sumOf(data, 'created'),
-    completed: sumOf(data, 'completed'),
-    failed: sumOf(data, 'failed'),
-    cancelled: sumOf(data, 'cancelled'),
-  };
+  const totals = totalsOf(data);
   const max = Math.max(
     0,
     ...data.buckets.map((b) => Math.max(b.created, b.completed + b.failed + b.cancelled)),
@@ -557,34 +600,13 @@ function Throughput({ data }: { data: RunInsights }) {
           />
         </>
       )}
-      <details class="chart-figures">
-        <summary>The figures as a table</summary>
-        <table class="figures">
-          <caption class="tpl-sr">Runs created and ended per {data.bucket}</caption>
-          <thead>
-            <tr>
-              <th scope="col">
-                {data.bucket === 'hour' ? 'Hour' : data.bucket === 'day' ? 'Day' : 'Week'}
-              </th>
-              <th scope="col">Created</th>
-              <th scope="col">Completed</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Cancelled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.buckets.map((b, i) => (
-              <tr key={b.start} data-bucket={b.start}>
-                <th scope="row">{words[i]}</th>
-                <td>{b.created}</td>
-                <td>{b.completed}</td>
-                <td>{b.failed}</td>
-                <td>{b.cancelled}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </details>
+      <FiguresTable
+        data={data}
+        words={words}
+        caption={`Runs created and ended per ${data.bucket}`}
+        columns={['Created', 'Completed', 'Failed', 'Cancelled']}
+        cells={(b) => [b.created, b.completed, b.failed, b.cancelled]}
+      />
     </figure>
   );
 }
@@ -628,32 +650,17 @@ function TimeToComplete({ data }: { data: RunInsights }) {
           <Legend series={QUANTILES} line />
         </>
       )}
-      <details class="chart-figures">
-        <summary>The figures as a table</summary>
-        <table class="figures">
-          <caption class="tpl-sr">Time to complete per {data.bucket}</caption>
-          <thead>
-            <tr>
-              <th scope="col">
-                {data.bucket === 'hour' ? 'Hour' : data.bucket === 'day' ? 'Day' : 'Week'}
-              </th>
-              <th scope="col">Completed</th>
-              <th scope="col">Median</th>
-              <th scope="col">p90</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.buckets.map((b, i) => (
-              <tr key={b.start}>
-                <th scope="row">{words[i]}</th>
-                <td>{b.timeToComplete.count}</td>
-                <td>{durationWords(b.timeToComplete.p50Ms)}</td>
-                <td>{durationWords(b.timeToComplete.p90Ms)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </details>
+      <FiguresTable
+        data={data}
+        words={words}
+        caption={`Time to complete per ${data.bucket}`}
+        columns={['Completed', 'Median', 'p90']}
+        cells={(b) => [
+          b.timeToComplete.count,
+          durationWords(b.timeToComplete.p50Ms),
+          durationWords(b.timeToComplete.p90Ms),
+        ]}
+      />
     </figure>
   );
 }
