@@ -141,6 +141,8 @@ export async function clearHistory(db: Db): Promise<void> {
     'insight_runs',
     'insight_run_slots',
     'insight_step_slots',
+    'insight_run_days',
+    'insight_step_days',
     'insight_open_steps',
   ]) {
     await db.raw(`TRUNCATE TABLE ${table}`);

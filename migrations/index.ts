@@ -18,6 +18,7 @@ import * as taskInbox from './20261128010000_task_inbox.js';
 import * as bulkMigration from './20261129000000_bulk_migration.js';
 import * as schedules from './20261130000000_schedules.js';
 import * as insights from './20261201000000_insights.js';
+import * as insightDays from './20261202000000_insight_days.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '20261129000000_bulk_migration': bulkMigration,
   '20261130000000_schedules': schedules,
   '20261201000000_insights': insights,
+  '20261202000000_insight_days': insightDays,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

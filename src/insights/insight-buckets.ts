@@ -1,7 +1,8 @@
 // The buckets of an insights answer: hours, days or weeks (from Monday) of the organization's
 // clock, as instants. Pure. A day is local midnight to midnight, so across a daylight-saving
 // change it lasts 23 or 25 hours; an hour is an hour of the local clock. Every bucket boundary
-// is the start of a local hour, so each hourly slot of the rollups falls in exactly one bucket.
+// is the start of a local hour, so each hourly slot of the rollups falls in exactly one bucket,
+// and every day or week bucket is whole local days, so each daily slot does too.
 import {
   DAY_MS,
   HOUR_MS,
@@ -30,6 +31,14 @@ export function hourStart(ms: number, zone: string): number {
   const format = zoneFormat(zone);
   const offset = format ? offsetAt(format, ms) : 0;
   return Math.floor((ms + offset) / HOUR_MS) * HOUR_MS - offset;
+}
+
+/**
+ * The start of the day of the zone's clock that holds the instant (of UTC's for a zone this
+ * runtime does not know, as hourStart).
+ */
+export function dayStart(ms: number, zone: string): number {
+  return zoneFormat(zone) ? bucketStart(ms, 'day', zone) : Math.floor(ms / DAY_MS) * DAY_MS;
 }
 
 /** The start of the bucket holding the instant. */

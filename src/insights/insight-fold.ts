@@ -12,9 +12,12 @@
 // - open: runs pending (step '') or active at a step now, and how many of those are overdue.
 // Slices: every figure is kept for all runs (''), for each of the run's labels ('l:key:value'),
 // and, for steps, for the assignee holding the step when it ended or now ('a:user').
+// Slots: every count and duration is kept per hour of the organization's clock, and again per
+// day of it (the hours summed, keyed with the zone whose days they are): an answer by day or
+// week reads a row a day, not 24.
 import { assertNever, type RunEventData, type RunEventType } from '../runs/run-events.js';
-import { addDuration, emptyBins, type DurationBins } from './duration-sketch.js';
-import { hourStart } from './insight-buckets.js';
+import { addDuration, emptyBins, mergeBins, type DurationBins } from './duration-sketch.js';
+import { dayStart, hourStart } from './insight-buckets.js';
 
 /** An event as the fold reads it. */
 export interface FoldEvent {
@@ -40,6 +43,13 @@ export interface FoldRun {
   stepDueAt: number | null;
   assignee: string | null;
   overdue: boolean;
+}
+
+/** What every slot delta holds beside its counts: its durations. */
+interface TimedDelta {
+  durations: DurationBins;
+  durationCount: number;
+  durationMax: number;
 }
 
 export interface RunSlotDelta {
@@ -68,7 +78,10 @@ export interface OpenDelta {
   overdue: number;
 }
 
-/** A rollup row's key; `step` only for step slots and open steps, `slot` only for slots. */
+/**
+ * A rollup row's key; `step` only for step slots and open steps, `slot` only for slots, `zone`
+ * only for daily slots (the zone whose day the slot is).
+ */
 export interface RollupKey {
   organizationId: string;
   templateId: string;
@@ -76,12 +89,19 @@ export interface RollupKey {
   slice: string;
   step?: string;
   slot?: number;
+  zone?: string;
 }
 
+export type Rollups<D> = Map<string, { key: RollupKey; delta: D }>;
+
 export interface FoldResult {
-  runSlots: Map<string, { key: RollupKey; delta: RunSlotDelta }>;
-  stepSlots: Map<string, { key: RollupKey; delta: StepSlotDelta }>;
-  open: Map<string, { key: RollupKey; delta: OpenDelta }>;
+  /** Hourly slots. */
+  runSlots: Rollups<RunSlotDelta>;
+  stepSlots: Rollups<StepSlotDelta>;
+  /** The same summed per day of the organization's clock. */
+  runDays: Rollups<RunSlotDelta>;
+  stepDays: Rollups<StepSlotDelta>;
+  open: Rollups<OpenDelta>;
   /** Runs whose state changed (written back) and runs that are gone (deleted). */
   changed: Map<string, FoldRun>;
   gone: Set<string>;
@@ -105,14 +125,10 @@ export const assigneeSlice = (user: string) => `a:${user}`;
 
 /** A rollup row's key as one string: the fold's maps are keyed by it. */
 export const rollupKeyText = (k: RollupKey) =>
-  `${k.organizationId}\u0000${k.templateId}\u0000${k.version}\u0000${k.slice}\u0000${k.step ?? ''}\u0000${k.slot ?? ''}`;
+  `${k.organizationId}\u0000${k.templateId}\u0000${k.version}\u0000${k.slice}\u0000${k.step ?? ''}\u0000${k.slot ?? ''}\u0000${k.zone ?? ''}`;
 
 /** The entry of `map` under `key`, made (with `empty()`) if it is missing. */
-function entryOf<D>(
-  map: Map<string, { key: RollupKey; delta: D }>,
-  key: RollupKey,
-  empty: () => D,
-): D {
+function entryOf<D>(map: Rollups<D>, key: RollupKey, empty: () => D): D {
   const text = rollupKeyText(key);
   let entry = map.get(text);
   if (!entry) {
@@ -134,6 +150,8 @@ export function foldEvents(
   const result: FoldResult = {
     runSlots: new Map(),
     stepSlots: new Map(),
+    runDays: new Map(),
+    stepDays: new Map(),
     open: new Map(),
     changed: new Map(),
     gone: new Set(),
@@ -334,7 +352,48 @@ export function foldEvents(
         assertNever(event.type);
     }
   }
+  result.runDays = byDay(result.runSlots, zoneOf);
+  result.stepDays = byDay(result.stepSlots, zoneOf);
   return result;
+}
+
+/**
+ * Hourly slots summed per day of the organization's clock: each hour lies in one local day
+ * (an hour's start is a local hour's, hourStart), keyed with the zone those days are of.
+ */
+export function byDay<D extends TimedDelta>(
+  hours: Rollups<D>,
+  zoneOf: (organizationId: string) => string,
+): Rollups<D> {
+  const days: Rollups<D> = new Map();
+  for (const { key, delta } of hours.values()) {
+    const zone = zoneOf(key.organizationId);
+    const day = entryOf(days, { ...key, slot: dayStart(key.slot!, zone), zone }, () =>
+      emptyLike(delta),
+    );
+    addDelta(day, delta);
+  }
+  return days;
+}
+
+/** A delta with the same counts as `delta`, all 0. */
+function emptyLike<D extends TimedDelta>(delta: D): D {
+  const empty = { ...delta, durations: emptyBins(), durationCount: 0, durationMax: 0 };
+  for (const name of Object.keys(empty) as Array<keyof D>) {
+    if (typeof empty[name] === 'number') (empty[name] as number) = 0;
+  }
+  return empty;
+}
+
+/** Adds `from` into `into`: counts and durations summed, maxima the larger. */
+function addDelta<D extends TimedDelta>(into: D, from: D): void {
+  for (const name of Object.keys(from) as Array<keyof D>) {
+    if (name !== 'durationMax' && typeof from[name] === 'number') {
+      (into[name] as number) += from[name] as number;
+    }
+  }
+  into.durationMax = Math.max(into.durationMax, from.durationMax);
+  mergeBins(into.durations, from.durations);
 }
 
 function base(run: FoldRun) {

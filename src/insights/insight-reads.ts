@@ -1,7 +1,8 @@
 // What the API reads of the insights' rollups: for one organization (a template and version,
-// or all), one slice, a range of hourly slots. Each read is a range of a primary key or of an
-// index by slot (migrations/20261201000000_insights.ts): its cost is the number of rollup rows
-// in the range (templates × versions × steps × hours), whatever the number of runs or events.
+// or all), one slice, a range of hourly or daily slots. Each read is a range of a primary key
+// or of an index by slot (migrations/20261201000000_insights.ts, 20261202000000_insight_days.ts):
+// its cost is the number of rollup rows in the range (templates × versions × steps × hours or
+// days), whatever the number of runs or events.
 import type { Db } from '../db.js';
 import { onPool, type Reader } from '../db-replicas.js';
 
@@ -13,8 +14,18 @@ export interface RollupScope {
   slice: string;
 }
 
+/** Which slots: hourly, or daily (each with the zone whose day it is). */
+export type Grain = 'hour' | 'day';
+
+const TABLES: Record<Grain, { run: string; step: string }> = {
+  hour: { run: 'insight_run_slots', step: 'insight_step_slots' },
+  day: { run: 'insight_run_days', step: 'insight_step_days' },
+};
+
 export interface RunSlotRow {
   slot: Date;
+  /** Daily slots only. */
+  zone?: string;
   created: number;
   completed: number;
   failed: number;
@@ -25,6 +36,8 @@ export interface RunSlotRow {
 }
 
 export interface StepSlotRow {
+  /** Daily slots only. */
+  zone?: string;
   template_id: string;
   step: string;
   done: number;
@@ -56,13 +69,14 @@ export class InsightReads {
     private readonly read: Reader = onPool(db),
   ) {}
 
-  async runSlots(scope: RollupScope, from: Date, to: Date): Promise<RunSlotRow[]> {
+  async runSlots(grain: Grain, scope: RollupScope, from: Date, to: Date): Promise<RunSlotRow[]> {
     return this.read(
       (db) =>
-        this.scoped(db('insight_run_slots'), scope)
+        this.scoped(db(TABLES[grain].run), scope)
           .andWhere('slot', '>=', from)
           .andWhere('slot', '<', to)
           .select(
+            ...(grain === 'day' ? ['zone'] : []),
             'slot',
             'created',
             'completed',
@@ -75,13 +89,14 @@ export class InsightReads {
     );
   }
 
-  async stepSlots(scope: RollupScope, from: Date, to: Date): Promise<StepSlotRow[]> {
+  async stepSlots(grain: Grain, scope: RollupScope, from: Date, to: Date): Promise<StepSlotRow[]> {
     return this.read(
       (db) =>
-        this.scoped(db('insight_step_slots'), scope)
+        this.scoped(db(TABLES[grain].step), scope)
           .andWhere('slot', '>=', from)
           .andWhere('slot', '<', to)
           .select(
+            ...(grain === 'day' ? ['zone'] : []),
             'template_id',
             'step',
             'done',

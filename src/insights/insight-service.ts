@@ -1,5 +1,6 @@
 // The insights answer: the query's range widened to whole buckets of the organization's clock,
-// the rollups of that range (insight-reads.ts) summed per bucket and per step, and the open
+// the rollups of that range (insight-reads.ts: hourly, or daily for days and weeks) summed per
+// bucket and per step, and the open
 // runs now, with how far the fold trails the history.
 import type { Principal } from '../auth/principal.js';
 import { DomainError, pointer } from '../errors.js';
@@ -15,7 +16,7 @@ import {
 } from './duration-sketch.js';
 import { bucketBounds, UNIT_MS, type BucketUnit } from './insight-buckets.js';
 import { assigneeSlice, labelSlice, PENDING_STEP } from './insight-fold.js';
-import type { InsightReads, RollupScope } from './insight-reads.js';
+import type { Grain, InsightReads, RollupScope } from './insight-reads.js';
 import {
   MAX_BUCKETS,
   type InsightDuration,
@@ -128,11 +129,20 @@ export class InsightService {
     // up to it (read in parallel with them, a fold committing in between made an answer whose
     // rollups were older than the asOf it gave).
     const progress = await this.reads.progress();
-    const [runRows, stepRows, openRows] = await Promise.all([
-      this.reads.runSlots(scope(runSlice), start, end),
-      this.reads.stepSlots(scope(stepSlice), start, end),
-      this.reads.openSteps(scope(stepSlice)),
-    ]);
+    const slots = (grain: Grain) =>
+      Promise.all([
+        this.reads.runSlots(grain, scope(runSlice), start, end),
+        this.reads.stepSlots(grain, scope(stepSlice), start, end),
+      ]);
+    const opening = this.reads.openSteps(scope(stepSlice));
+    // By day or week, the daily slots: whole local days, as the buckets are. Days of another
+    // zone (the organization's was changed since they were folded) do not divide as this zone's
+    // do: then the hourly slots, summed in this zone.
+    let [runRows, stepRows] = await slots(unit === 'hour' ? 'hour' : 'day');
+    if (unit !== 'hour' && [...runRows, ...stepRows].some((row) => row.zone !== timeZone)) {
+      [runRows, stepRows] = await slots('hour');
+    }
+    const openRows = await opening;
 
     // Each slot into its bucket: the bucket whose start is the last at or before it.
     const buckets = bounds.slice(0, -1).map((bucketStart, i) => ({

@@ -8,6 +8,7 @@ import type { RunEventType } from '../runs/run-events.js';
 import { DEFAULT_TIME_ZONE } from '../templates/definition/due-dates.js';
 import { binsText, mergeBins, parseBins, type DurationBins } from './duration-sketch.js';
 import {
+  byDay,
   foldEvents,
   labelSlice,
   rollupKeyText,
@@ -16,6 +17,7 @@ import {
   type FoldResult,
   type FoldRun,
   type RollupKey,
+  type Rollups,
   type RunSlotDelta,
   type StepSlotDelta,
 } from './insight-fold.js';
@@ -67,6 +69,7 @@ interface DurationRow {
   slice: string;
   step?: string;
   slot: Date;
+  zone?: string;
   duration_count: number;
   duration_max: number | string;
   duration_bins: string;
@@ -182,16 +185,23 @@ export class InsightStore {
           (runId) => facts.get(runId) ?? { labels: [] },
         );
 
-        // The stored durations of the rows that get new ones, both tables in one round trip.
-        const reads = [RUN_SLOTS.timed(result.runSlots), STEP_SLOTS.timed(result.stepSlots)];
+        // The stored durations of the rows that get new ones, every table in one round trip.
+        const reads = [
+          RUN_SLOTS.timed(result.runSlots),
+          STEP_SLOTS.timed(result.stepSlots),
+          RUN_DAYS.timed(result.runDays),
+          STEP_DAYS.timed(result.stepDays),
+        ];
         const stored = await script.run(reads.filter((read) => read !== undefined));
         let next = 0;
         const storedOf = (read: string | undefined) =>
           read === undefined ? [] : (stored[next++] as DurationRow[]);
-        const [runStored, stepStored] = reads.map(storedOf);
+        const [runStored, stepStored, runDayStored, stepDayStored] = reads.map(storedOf);
         const statements = [
           ...RUN_SLOTS.writes(result.runSlots, runStored!),
           ...STEP_SLOTS.writes(result.stepSlots, stepStored!),
+          ...RUN_DAYS.writes(result.runDays, runDayStored!),
+          ...STEP_DAYS.writes(result.stepDays, stepDayStored!),
           ...openWrites(result.open),
           ...stateWrites(result.changed, result.gone),
           moveCursor,
@@ -303,10 +313,11 @@ type Timed = { durations: DurationBins; durationCount: number; durationMax: numb
  * the cursor's lock) and written whole.
  */
 function slotTable<D extends Timed>(
-  table: 'insight_run_slots' | 'insight_step_slots',
+  table: 'insight_run_slots' | 'insight_step_slots' | 'insight_run_days' | 'insight_step_days',
   step: boolean,
   counts: ReadonlyArray<keyof D & string>,
 ) {
+  const daily = table.endsWith('_days');
   const keyColumns = [
     'organization_id',
     'template_id',
@@ -314,6 +325,7 @@ function slotTable<D extends Timed>(
     'slice',
     ...(step ? ['step'] : []),
     'slot',
+    ...(daily ? ['zone'] : []),
   ];
   const keyValues = (key: RollupKey): SqlValue[] => [
     key.organizationId,
@@ -322,9 +334,34 @@ function slotTable<D extends Timed>(
     key.slice,
     ...(step ? [key.step!] : []),
     new Date(key.slot!),
+    ...(daily ? [key.zone!] : []),
   ];
   type Entries = ReadonlyMap<string, { key: RollupKey; delta: D }>;
   return {
+    table,
+    /** Stored rows (every column) as the fold's entries. */
+    rollupsOf(rows: ReadonlyArray<DurationRow & Record<string, unknown>>): Rollups<D> {
+      const entries: Rollups<D> = new Map();
+      for (const row of rows) {
+        const key: RollupKey = {
+          organizationId: row.organization_id,
+          templateId: row.template_id,
+          version: Number(row.template_version),
+          slice: row.slice,
+          ...(step ? { step: row.step! } : {}),
+          slot: row.slot.getTime(),
+          ...(daily ? { zone: row.zone! } : {}),
+        };
+        const delta = {
+          durations: parseBins(row.duration_bins),
+          durationCount: Number(row.duration_count),
+          durationMax: Number(row.duration_max),
+        } as Record<string, unknown>;
+        for (const name of counts) delta[name] = Number(row[name]);
+        entries.set(rollupKeyText(key), { key, delta: delta as D });
+      }
+      return entries;
+    },
     /** The read of the stored durations of the rows that get new ones; none if no row does. */
     timed(entries: Entries): string | undefined {
       const timed = [...entries.values()].filter(({ delta }) => delta.durationCount > 0);
@@ -344,6 +381,7 @@ function slotTable<D extends Timed>(
             slice: row.slice,
             ...(step ? { step: row.step! } : {}),
             slot: row.slot.getTime(),
+            ...(daily ? { zone: row.zone! } : {}),
           }),
           row,
         ]),
@@ -385,16 +423,60 @@ function slotTable<D extends Timed>(
   };
 }
 
-const RUN_SLOTS = slotTable<RunSlotDelta>('insight_run_slots', false, [
-  'created',
-  'completed',
-  'failed',
-  'cancelled',
-]);
-const STEP_SLOTS = slotTable<StepSlotDelta>('insight_step_slots', true, [
-  'done',
-  'late',
-  'rejected',
-  'skipped',
-  'reopened',
-]);
+const STEP_COUNTS = ['done', 'late', 'rejected', 'skipped', 'reopened'] as const;
+const RUN_COUNTS = ['created', 'completed', 'failed', 'cancelled'] as const;
+const RUN_SLOTS = slotTable<RunSlotDelta>('insight_run_slots', false, RUN_COUNTS);
+const STEP_SLOTS = slotTable<StepSlotDelta>('insight_step_slots', true, STEP_COUNTS);
+const RUN_DAYS = slotTable<RunSlotDelta>('insight_run_days', false, RUN_COUNTS);
+const STEP_DAYS = slotTable<StepSlotDelta>('insight_step_days', true, STEP_COUNTS);
+
+/**
+ * Makes the daily rollups anew from the hourly ones, each organization's days in its zone now:
+ * the migration that added the daily tables fills them so. Holds the cursor's row, so no fold
+ * writes meanwhile; a batch of rows at a time, an organization's template at a time.
+ */
+export async function rebuildDailyRollups(db: Db): Promise<void> {
+  await db.raw(
+    'INSERT IGNORE INTO insight_cursor (id, event_id, updated_at) VALUES (1, 0, CURRENT_TIMESTAMP(3))',
+  );
+  await db.transaction(async (trx) => {
+    await trx('insight_cursor').where('id', 1).forUpdate().first('event_id');
+    const zones = new Map(
+      (
+        (await trx('organizations').select('id', 'time_zone')) as Array<{
+          id: string;
+          time_zone: string | null;
+        }>
+      ).map((row) => [row.id, row.time_zone ?? DEFAULT_TIME_ZONE]),
+    );
+    const zoneOf = (id: string) => zones.get(id) ?? DEFAULT_TIME_ZONE;
+    await rebuild(trx, RUN_SLOTS, RUN_DAYS, zoneOf);
+    await rebuild(trx, STEP_SLOTS, STEP_DAYS, zoneOf);
+  });
+}
+
+type SlotTable<D extends Timed> = ReturnType<typeof slotTable<D>>;
+
+async function rebuild<D extends Timed>(
+  trx: Db,
+  hourly: SlotTable<D>,
+  daily: SlotTable<D>,
+  zoneOf: (organizationId: string) => string,
+): Promise<void> {
+  await trx(daily.table).delete();
+  const pairs = (await trx(hourly.table).distinct('organization_id', 'template_id')) as Array<{
+    organization_id: string;
+    template_id: string;
+  }>;
+  for (const pair of pairs) {
+    const rows = (await trx(hourly.table).where(pair).select('*')) as Array<
+      DurationRow & Record<string, unknown>
+    >;
+    const days = [...byDay(hourly.rollupsOf(rows), zoneOf)];
+    for (let i = 0; i < days.length; i += 500) {
+      for (const statement of daily.writes(new Map(days.slice(i, i + 500)), [])) {
+        await trx.raw(statement);
+      }
+    }
+  }
+}

@@ -15,6 +15,7 @@ import { expect } from 'chai';
 import type { InsightDuration, RunInsights } from '../../src/insights/insight-schemas.js';
 import { DateTime } from 'luxon';
 import type { TemplateDefinition } from '../../src/templates/definition/definition-types.js';
+import { rebuildDailyRollups } from '../../src/insights/insight-store.js';
 import { RunDeletionStore } from '../../src/retention/deletion-store.js';
 import { createKey, createTenant, type Tenant } from '../support/fixtures.js';
 import { Client } from '../support/http.js';
@@ -374,6 +375,34 @@ describe('Insights', function () {
     );
     expect(theirs.buckets.every((b) => b.created === 0)).to.equal(true);
     expect(theirs.steps).to.deep.equal([]);
+
+    // The daily rollups made anew from the hourly ones (as the migration that added them fills
+    // them) are the ones the fold kept.
+    const daily = async () =>
+      Promise.all(
+        ['insight_run_days', 'insight_step_days'].map((table) =>
+          db(table)
+            .where('organization_id', berlin.orgId)
+            .orderBy(['template_id', 'slice', 'slot']),
+        ),
+      );
+    const kept = await daily();
+    expect(kept[0]!.length).to.be.at.least(3);
+    await rebuildDailyRollups(db);
+    expect(await daily()).to.deep.equal(kept);
+
+    // After a change of the organization's zone, days are the new zone's: summed from the
+    // hours, since the daily rollups are of Berlin's days.
+    const moved = await c.call('/update-organization-settings', { time_zone: 'America/New_York' });
+    expect(moved.status, JSON.stringify(moved.body)).to.equal(200);
+    const [nyFrom, nyTo] = [new Date('2026-10-24T04:00:00Z'), new Date('2026-10-28T04:00:00Z')];
+    const nyDays = await insights(
+      c,
+      `template_id=${id}&bucket=day&from=${nyFrom.toISOString()}&to=${nyTo.toISOString()}`,
+    );
+    expect(nyDays.timeZone).to.equal('America/New_York');
+    expect(nyDays.buckets[0]!.start).to.equal(nyFrom.toISOString());
+    expectFigures(nyDays, exactFigures(history, 'America/New_York', 'day', nyFrom, nyTo), id);
   });
 
   it('figures of runs made through the API equal those computed from their history, per label and per assignee; a deletion leaves the open runs', async () => {

@@ -11,8 +11,9 @@ import {
   parseBins,
   quantiles,
 } from '../../src/insights/duration-sketch.js';
-import { bucketBounds, bucketStart } from '../../src/insights/insight-buckets.js';
+import { bucketBounds, bucketStart, dayStart } from '../../src/insights/insight-buckets.js';
 import {
+  byDay,
   foldEvents,
   slotOf,
   type FoldEvent,
@@ -122,6 +123,85 @@ describe('insights: buckets of the organization’s clock', () => {
     expect(iso(bucketStart(at, 'hour', 'Asia/Kolkata'))).to.equal('2026-11-27T09:30:00.000Z');
     expect(iso(slotOf(at, 'Asia/Kolkata'))).to.equal('2026-11-27T09:30:00.000Z');
     expect(iso(bucketStart(at, 'day', 'Asia/Kolkata'))).to.equal('2026-11-26T18:30:00.000Z');
+  });
+
+  it('sums the hours of a day of the zone’s clock into its daily slot, the 25 hours of the day summer time ends included', () => {
+    // A run created and one completed each hour from 2026-10-24 22:00 to 10-26 22:00 UTC, in
+    // Europe/Berlin: the 25th (25 hours) and the 26th, as local days; the 24th's last 2 hours.
+    const events: FoldEvent[] = [];
+    let id = 0;
+    const hours = 49;
+    for (let h = 0; h < hours; h++) {
+      const at = Date.parse('2026-10-24T20:30:00Z') + h * 3_600_000;
+      const run = `r${h}`;
+      events.push(
+        {
+          id: ++id,
+          runId: run,
+          organizationId: 'o',
+          type: 'run.created',
+          at,
+          data: { templateId: 't' },
+        },
+        {
+          id: ++id,
+          runId: run,
+          organizationId: 'o',
+          type: 'run.completed',
+          at: at + 60_000 * (h + 1),
+          data: {},
+        },
+      );
+    }
+    const zone = () => 'Europe/Berlin';
+    const result = foldEvents(events, new Map(), zone, () => ({ labels: [] }));
+    const days = [...result.runDays.values()].map(({ key, delta }) => ({
+      day: iso(key.slot!),
+      zone: key.zone,
+      created: delta.created,
+      completed: delta.completed,
+      durations: delta.durationCount,
+    }));
+    expect(days).to.deep.equal([
+      {
+        day: '2026-10-23T22:00:00.000Z',
+        zone: 'Europe/Berlin',
+        created: 2,
+        completed: 2,
+        durations: 2,
+      },
+      {
+        day: '2026-10-24T22:00:00.000Z',
+        zone: 'Europe/Berlin',
+        created: 25,
+        completed: 25,
+        durations: 25,
+      },
+      {
+        day: '2026-10-25T23:00:00.000Z',
+        zone: 'Europe/Berlin',
+        created: 22,
+        completed: 22,
+        durations: 22,
+      },
+    ]);
+    // The day's durations are its hours' merged: the same quantiles and maximum.
+    const summer = [...result.runSlots.values()].filter(
+      ({ key }) => dayStart(key.slot!, 'Europe/Berlin') === Date.parse('2026-10-24T22:00:00Z'),
+    );
+    expect(summer).to.have.length(25);
+    const merged = emptyBins();
+    for (const { delta } of summer) mergeBins(merged, delta.durations);
+    const day = [...result.runDays.values()][1]!.delta;
+    expect(day.durations).to.deep.equal(merged);
+    expect(day.durationMax).to.equal(Math.max(...summer.map(({ delta }) => delta.durationMax)));
+    // byDay of the hourly slots in another zone: that zone's days.
+    const utc = [...byDay(result.runSlots, () => 'UTC').values()].map(({ key }) => iso(key.slot!));
+    expect(utc).to.deep.equal([
+      '2026-10-24T00:00:00.000Z',
+      '2026-10-25T00:00:00.000Z',
+      '2026-10-26T00:00:00.000Z',
+    ]);
   });
 
   it('refuses more buckets than allowed', () => {
