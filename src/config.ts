@@ -65,8 +65,10 @@ export interface Config {
   streams: StreamConfig;
   /** How often each worker folds new run events into the insights' rollups (src/insights/). */
   insightFoldIntervalMs: number;
-  /** How long the fold gives way to a worker applying runs before it catches up regardless. */
+  /** How long the fold gives way to a worker applying runs before it folds regardless. */
   insightFoldDeferMs: number;
+  /** Then, while runs are being applied, the share of the time (percent) the fold may take. */
+  insightFoldBusyPercent: number;
 }
 
 /** Reads from MariaDB replicas, with read-your-writes (src/db-replicas.ts). */
@@ -323,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     streams: streamConfig(env),
     insightFoldIntervalMs: int(env, 'INSIGHTS_FOLD_INTERVAL_MS', 1000, 10, 60000),
     insightFoldDeferMs: int(env, 'INSIGHTS_FOLD_DEFER_MS', 5000, 0, 600000),
+    insightFoldBusyPercent: int(env, 'INSIGHTS_FOLD_BUSY_PERCENT', 10, 1, 100),
   };
 }
 

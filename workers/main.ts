@@ -149,8 +149,13 @@ const retentionPass = new RetentionPass(
   () => stopping,
 );
 
-/** Turns of applying runs in progress in this worker: the insights' fold gives way to them. */
+/**
+ * Turns of applying runs in progress in this worker, and when the last ended: the insights'
+ * fold gives way to them, and to the next turn of a steady flow (the gap between turns).
+ */
 let applying = 0;
+let appliedAt = 0;
+const NEXT_TURN_MS = 1000;
 const applyRuns = applyRunsProcessor({
   store,
   applier,
@@ -167,6 +172,7 @@ const processors: Processors = {
       return await applyRuns(job);
     } finally {
       applying--;
+      appliedAt = Date.now();
     }
   },
   stepDue: stepDueProcessor({ store, dueTimers }),
@@ -219,7 +225,11 @@ const insightFolder = new InsightFolder(
   config.streams.gapGraceMs,
   config.insightFoldIntervalMs,
   log,
-  { busy: () => applying > 0, deferMs: config.insightFoldDeferMs },
+  {
+    busy: () => applying > 0 || Date.now() - appliedAt < NEXT_TURN_MS,
+    deferMs: config.insightFoldDeferMs,
+    share: config.insightFoldBusyPercent / 100,
+  },
 );
 reconciler.start();
 dispatcher.start();

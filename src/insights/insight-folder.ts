@@ -2,7 +2,8 @@
 // every INSIGHTS_FOLD_INTERVAL_MS, within FOLD_WAKE_MS of any process's commit of events (the
 // signal every commit sends through Redis), at once again while passes come back full. One
 // worker folds at a time (the cursor's row, locked: the others skip their pass), so the figures
-// trail the events by about one pass; a lost signal costs at most the interval.
+// trail the events by about one pass; a lost signal costs at most the interval. A worker that
+// is applying runs puts its fold second: it waits, then takes a bounded share of the time.
 //
 // Only ids the process's EventWatermark has decided are folded (every id up to it committed or
 // never to be): transactions commit out of id order, and a cursor moved past an id still in
@@ -32,6 +33,8 @@ export class InsightFolder {
 
   /** When the fold last caught up (or started). */
   private caughtUpAt = Date.now();
+  /** While runs are being applied, no pass before this (the pause that keeps the share). */
+  private pausedUntil = 0;
 
   constructor(
     private readonly store: Pick<InsightStore, 'fold' | 'cursor'>,
@@ -40,13 +43,17 @@ export class InsightFolder {
     intervalMs: number,
     log: Logger,
     /**
-     * Whether this worker is applying runs now, and how long the fold gives way to that: the
-     * figures may wait, a run's next step should not. Past `deferMs` it catches up regardless,
-     * so the figures trail by at most about that (and the time to fold what came meanwhile).
+     * Whether this worker is applying runs now, and how the fold gives way to that: the figures
+     * may wait, a run's next step should not. It waits up to `deferMs` (a burst shorter than
+     * that pays nothing); past that it folds, in small batches, for at most `share` of the time
+     * (each pass is followed by a pause of (1 − share) / share times its length). At that share
+     * a backlog is caught up with at a share of the fold's full speed; the figures trail by the
+     * wait and that catch-up (docs/insights.md#freshness).
      */
-    private readonly yieldTo: { busy: () => boolean; deferMs: number } = {
+    private readonly yieldTo: { busy: () => boolean; deferMs: number; share: number } = {
       busy: () => false,
       deferMs: 0,
+      share: 1,
     },
   ) {
     this.watermark = new EventWatermark(events, gapGraceMs, Date.now, () => store.cursor());
@@ -56,8 +63,13 @@ export class InsightFolder {
     });
   }
 
+  /**
+   * The first pass after an interval, not at once: a worker starting beside a backlog of runs
+   * takes its first jobs first, and then its fold waits for them (a backlog of events folded
+   * first, at full speed, came before the runs).
+   */
   start(): void {
-    this.loop.start(0);
+    this.loop.start();
   }
 
   stop(): Promise<void> {
@@ -73,21 +85,33 @@ export class InsightFolder {
   async foldOnce(now = () => new Date()): Promise<number> {
     let folded = 0;
     for (;;) {
-      if (this.yieldTo.busy() && Date.now() - this.caughtUpAt < this.yieldTo.deferMs) {
-        this.loop.wake(BUSY_RECHECK_MS);
-        return folded;
+      const busy = this.yieldTo.busy();
+      if (busy) {
+        const wait =
+          Date.now() - this.caughtUpAt < this.yieldTo.deferMs
+            ? BUSY_RECHECK_MS
+            : this.pausedUntil - Date.now();
+        if (wait > 0) {
+          this.loop.wake(wait);
+          return folded;
+        }
       }
+      const started = Date.now();
       const advance = await this.watermark.advance();
-      const batch = this.yieldTo.busy() ? BUSY_BATCH : IDLE_BATCH;
-      const pass = await this.store.fold(advance.mark, batch, now());
+      const pass = await this.store.fold(advance.mark, busy ? BUSY_BATCH : IDLE_BATCH, now());
       folded += pass.events;
       insightEventsFolded.inc(pass.events);
+      const ended = Date.now();
+      if (busy) {
+        const share = this.yieldTo.share;
+        this.pausedUntil = ended + Math.ceil(((ended - started) * (1 - share)) / share);
+      }
       // Another worker holds the cursor: the pass is its.
       if (!pass.held || this.loop.stopping) return folded;
       // Ids decided and not folded yet (a backlog being caught up with; 0 once caught up).
       insightFoldLag.set(Math.max(0, advance.mark - pass.cursor));
       if (pass.cursor >= advance.mark) {
-        this.caughtUpAt = Date.now();
+        this.caughtUpAt = ended;
         // A gap still in its grace holds the watermark back: look again once it is decided.
         if (advance.retryInMs !== undefined) this.loop.wake(advance.retryInMs);
         return folded;
