@@ -436,11 +436,10 @@ const STEP_DAYS = slotTable<StepSlotDelta>('insight_step_days', true, STEP_COUNT
  * writes meanwhile; a batch of rows at a time, an organization's template at a time.
  */
 export async function rebuildDailyRollups(db: Db): Promise<void> {
-  await db.raw(
-    'INSERT IGNORE INTO insight_cursor (id, event_id, updated_at) VALUES (1, 0, CURRENT_TIMESTAMP(3))',
-  );
   await db.transaction(async (trx) => {
-    await trx('insight_cursor').where('id', 1).forUpdate().first('event_id');
+    // No cursor row: no fold has run, there are no hourly rows (and the first worker makes it).
+    const cursor = await trx('insight_cursor').where('id', 1).forUpdate().first('event_id');
+    if (!cursor) return;
     const zones = new Map(
       (
         (await trx('organizations').select('id', 'time_zone')) as Array<{

@@ -115,6 +115,8 @@ describe('console: schedules', function () {
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByRole('heading', { name: 'New schedule' }).waitFor();
     const form = page.getByRole('form', { name: 'New schedule' });
+    // The field is a text box until the template names arrive, then a list of them.
+    await form.getByRole('option', { name: tenant.template.name }).waitFor({ state: 'attached' });
     await form.getByLabel('Template').selectOption({ label: tenant.template.name });
     await form.getByRole('group', { name: 'Page 1: Request' }).waitFor();
     await form.getByLabel('Item').fill('Printer paper');
