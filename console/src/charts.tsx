@@ -108,6 +108,36 @@ function usePlot(count: number, ticks: number[]) {
   };
 }
 
+/**
+ * One category's marks, with its title on hover. The whole band answers to hover, so that a
+ * thin bar, an empty bar or a gap in a line has a title too.
+ */
+function Category({
+  title,
+  center,
+  band,
+  children,
+}: {
+  title: string | undefined;
+  center: number;
+  band: number;
+  children: ComponentChildren;
+}) {
+  return (
+    <g class="chart-category">
+      <title>{title}</title>
+      <rect
+        class="chart-hit"
+        x={center - band / 2}
+        y={MARGIN.top}
+        width={band}
+        height={HEIGHT - MARGIN.top - MARGIN.bottom}
+      />
+      {children}
+    </g>
+  );
+}
+
 /** A chart: an image with its words, its axes, and what is drawn on them. */
 function PlotFrame({
   plot,
@@ -233,16 +263,7 @@ export function BarChart({
       {values.map((row, i) => {
         const left = x(i) - (barWidth * stacks.length + gap * (stacks.length - 1)) / 2;
         return (
-          <g key={i} class="chart-category">
-            <title>{titles[i]}</title>
-            {/* The whole band answers to hover, so that a thin or empty bar has a title too. */}
-            <rect
-              class="chart-hit"
-              x={x(i) - band / 2}
-              y={MARGIN.top}
-              width={band}
-              height={HEIGHT - MARGIN.top - MARGIN.bottom}
-            />
+          <Category key={i} title={titles[i]} center={x(i)} band={band}>
             {stacks.map((stack, s) => {
               let base = 0;
               return stack.map((series) => {
@@ -262,7 +283,7 @@ export function BarChart({
                 );
               });
             })}
-          </g>
+          </Category>
         );
       })}
     </PlotFrame>
@@ -323,15 +344,7 @@ export function LineChart({
         />
       ))}
       {values.map((row, i) => (
-        <g key={i} class="chart-category">
-          <title>{titles[i]}</title>
-          <rect
-            class="chart-hit"
-            x={x(i) - band / 2}
-            y={MARGIN.top}
-            width={band}
-            height={HEIGHT - MARGIN.top - MARGIN.bottom}
-          />
+        <Category key={i} title={titles[i]} center={x(i)} band={band}>
           {series.map((s, n) => {
             const value = row[s.key];
             if (value === null || value === undefined) return null;
@@ -362,7 +375,7 @@ export function LineChart({
               />
             );
           })}
-        </g>
+        </Category>
       ))}
     </PlotFrame>
   );

@@ -336,6 +336,16 @@ function slotTable<D extends Timed>(
     new Date(key.slot!),
     ...(daily ? [key.zone!] : []),
   ];
+  /** A stored row's key. */
+  const keyOf = (row: DurationRow): RollupKey => ({
+    organizationId: row.organization_id,
+    templateId: row.template_id,
+    version: Number(row.template_version),
+    slice: row.slice,
+    ...(step ? { step: row.step! } : {}),
+    slot: row.slot.getTime(),
+    ...(daily ? { zone: row.zone! } : {}),
+  });
   type Entries = ReadonlyMap<string, { key: RollupKey; delta: D }>;
   return {
     table,
@@ -343,15 +353,7 @@ function slotTable<D extends Timed>(
     rollupsOf(rows: ReadonlyArray<DurationRow & Record<string, unknown>>): Rollups<D> {
       const entries: Rollups<D> = new Map();
       for (const row of rows) {
-        const key: RollupKey = {
-          organizationId: row.organization_id,
-          templateId: row.template_id,
-          version: Number(row.template_version),
-          slice: row.slice,
-          ...(step ? { step: row.step! } : {}),
-          slot: row.slot.getTime(),
-          ...(daily ? { zone: row.zone! } : {}),
-        };
+        const key = keyOf(row);
         const delta = {
           durations: parseBins(row.duration_bins),
           durationCount: Number(row.duration_count),
@@ -372,20 +374,7 @@ function slotTable<D extends Timed>(
     /** The upsert of every row, given what `timed` read. */
     writes(entries: Entries, stored: readonly DurationRow[]): string[] {
       if (entries.size === 0) return [];
-      const before = new Map(
-        stored.map((row) => [
-          rollupKeyText({
-            organizationId: row.organization_id,
-            templateId: row.template_id,
-            version: Number(row.template_version),
-            slice: row.slice,
-            ...(step ? { step: row.step! } : {}),
-            slot: row.slot.getTime(),
-            ...(daily ? { zone: row.zone! } : {}),
-          }),
-          row,
-        ]),
-      );
+      const before = new Map(stored.map((row) => [rollupKeyText(keyOf(row)), row]));
       const values = [...entries].map(([text, { key, delta }]) => {
         let durationCount = delta.durationCount;
         let durationMax = delta.durationMax;
