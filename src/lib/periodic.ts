@@ -83,12 +83,19 @@ export class Periodic {
 
   private run(): void {
     this.dueAt = undefined;
-    this.running = this.runPass().finally(() => {
+    // Running from before the pass is called: a pass that wakes its own loop before its first
+    // await (a wait it asks for) is a wake while a pass runs, not a second timer beside the one
+    // its end sets (which made passes run two and more at once).
+    let ended!: () => void;
+    this.running = new Promise<void>((resolve) => (ended = resolve));
+    void this.runPass().then(() => {
       this.running = undefined;
-      if (this.state !== 'started') return;
-      const again = this.again;
-      this.again = undefined;
-      this.schedule(again ?? this.options.intervalMs);
+      if (this.state === 'started') {
+        const again = this.again;
+        this.again = undefined;
+        this.schedule(again ?? this.options.intervalMs);
+      }
+      ended();
     });
   }
 

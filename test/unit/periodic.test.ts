@@ -162,6 +162,34 @@ describe('Periodic', () => {
     expect(await startedAfter(0)).to.equal(4);
   });
 
+  it('treats a wake from the pass itself, before its first await, as a wake while it runs', async () => {
+    // The insights' fold asks for its next pass so (a wait while runs are applied): taken for a
+    // wake between passes, it set a second timer beside the one the pass's end sets, and the
+    // passes doubled with every round, many at once.
+    const clock = new FakeClock();
+    let running = 0;
+    let most = 0;
+    let started = 0;
+    const loop = new Periodic(
+      async () => {
+        started++;
+        loop.wake(20);
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 30));
+        running--;
+      },
+      { intervalMs: 100, onError: (err) => expect.fail(String(err)), timers: clock },
+    );
+    loop.start(0);
+    await clock.advance(990);
+    expect(most).to.equal(1);
+    // A pass every 50 ms (30 ms long, then the 20 ms its wake asked for): at 0, 50, … 950.
+    expect(started).to.equal(20);
+    expect(clock.timers).to.equal(1);
+    await loop.stop();
+  });
+
   it('ignores wake before start and after stop', async () => {
     const { clock, loop, startedAfter } = setup();
     loop.wake();
