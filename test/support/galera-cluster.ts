@@ -1,0 +1,352 @@
+// A MariaDB Galera cluster of its own on this machine, for the Galera pass, its drills and the
+// bench: one mariadbd per node, each with its own data directory, client port, group port
+// (gmcast), incremental-transfer port (IST) and rsync state-transfer port (SST). The first node
+// bootstraps the cluster; the others join it by a state transfer. Nodes are killed, isolated and
+// started again by pid, one at a time or all of them; `npm run galera -- start` runs one for an
+// operator (scripts/galera-cluster.ts).
+//
+// Durability is the server's default (innodb_flush_log_at_trx_commit=1): the cluster is measured
+// beside the single server as a deployment would run it. Galera's own settings are the ones it
+// requires (ROW binary log format, interleaved auto-increment locks), and ids numbered one by one
+// for a single writer (wsrep_auto_increment_control off: see start()); the group's failure
+// detection is shortened (suspect after 2 s, evict after 4 s instead of 5 s and 15 s) so that a
+// drill's node loss is decided in seconds: it is a liveness setting, not a durability one.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './processes.js';
+
+const MARIADBD = process.env.MARIADBD_BIN || 'mariadbd';
+const INSTALL_DB = process.env.MARIADB_INSTALL_DB_BIN || 'mariadb-install-db';
+const CLIENT = process.env.MARIADB_CLIENT_BIN || 'mariadb';
+const PROVIDER = process.env.GALERA_PROVIDER || '/usr/lib/galera/libgalera_smm.so';
+
+/**
+ * The user the nodes run as: the machine's `mysql` when the tests run as root. The rsync state
+ * transfer's daemon, started by the joining node, runs as that node's user; a daemon started
+ * by root drops to `nobody`, which cannot write the node's data directory.
+ */
+const NODE_USER = process.getuid?.() === 0 ? 'mysql' : userInfo().username;
+
+const running = new Set<ChildProcess>();
+// A test run that ends abruptly must not leave servers behind.
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Why a cluster cannot be started here (a binary or the provider missing), or undefined. */
+export function galeraMissing(): string | undefined {
+  for (const bin of [MARIADBD, INSTALL_DB, CLIENT, 'rsync', 'wsrep_sst_rsync']) {
+    if (spawnSync(bin, ['--version']).error) return `${bin} not found`;
+  }
+  if (!existsSync(PROVIDER)) return `the Galera provider ${PROVIDER} not found (galera-4)`;
+  return undefined;
+}
+
+/** What a node says of itself (wsrep status). */
+export interface NodeState {
+  /** wsrep_ready: it takes queries. */
+  ready: boolean;
+  /** wsrep_cluster_status: Primary, non-Primary or Disconnected. */
+  clusterStatus: string;
+  clusterSize: number;
+  /** wsrep_local_state_comment: Synced, Donor/Desynced, Joining, … */
+  localState: string;
+}
+
+export class GaleraNode {
+  child: ChildProcess | undefined;
+  exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly index: number,
+    readonly dir: string,
+    readonly port: number,
+    readonly groupPort: number,
+    readonly istPort: number,
+    readonly sstPort: number,
+  ) {}
+
+  get name(): string {
+    return `galera-${this.index + 1}`;
+  }
+
+  get socket(): string {
+    return join(this.dir, 'mysqld.sock');
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get alive(): boolean {
+    const child = this.child;
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  install(): void {
+    mkdirSync(this.dir, { recursive: true });
+    if (NODE_USER !== userInfo().username) {
+      const chown = spawnSync('chown', ['-R', `${NODE_USER}:`, this.dir], { encoding: 'utf8' });
+      if (chown.status !== 0) throw new Error(`${this.name}: chown failed: ${chown.stderr}`);
+    }
+    const result = spawnSync(
+      INSTALL_DB,
+      [
+        '--no-defaults',
+        `--datadir=${join(this.dir, 'data')}`,
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+        `--user=${NODE_USER}`,
+      ],
+      { encoding: 'utf8' },
+    );
+    if (result.status !== 0) {
+      throw new Error(`${this.name}: mariadb-install-db failed\n${result.stdout}${result.stderr}`);
+    }
+  }
+
+  /**
+   * Starts the node: a new cluster (bootstrap) or a member joining `members` (the group ports
+   * to look for the others at). Resolves once it answers queries (synced with the cluster).
+   */
+  async start(cluster: string, members: readonly number[], bootstrap: boolean): Promise<void> {
+    const options = [
+      `gmcast.listen_addr=tcp://127.0.0.1:${this.groupPort}`,
+      `ist.recv_addr=127.0.0.1:${this.istPort}`,
+      'gcache.size=64M',
+      'evs.suspect_timeout=PT2S',
+      'evs.inactive_timeout=PT4S',
+      'evs.inactive_check_period=PT0.5S',
+      'evs.keepalive_period=PT0.5S',
+      'evs.install_timeout=PT4S',
+    ].join(';');
+    const child = spawn(
+      MARIADBD,
+      [
+        '--no-defaults',
+        `--datadir=${join(this.dir, 'data')}`,
+        `--socket=${this.socket}`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-name-resolve',
+        `--user=${NODE_USER}`,
+        `--pid-file=${join(this.dir, 'mysqld.pid')}`,
+        `--log-error=${join(this.dir, 'error.log')}`,
+        '--innodb-buffer-pool-size=128M',
+        '--max-connections=500',
+        '--performance-schema=OFF',
+        '--binlog-format=ROW',
+        '--innodb-autoinc-lock-mode=2',
+        // One writer at a time: ids stepping by one, as on a single server. Galera's default
+        // steps them by the cluster's size, a different offset per node (for writes on every
+        // node), which leaves two gaps after each id; the streams, webhooks and insights read
+        // events behind a watermark that waits out every gap (an open transaction's id).
+        '--wsrep-auto-increment-control=OFF',
+        '--auto-increment-increment=1',
+        '--auto-increment-offset=1',
+        '--wsrep-on=ON',
+        `--wsrep-provider=${PROVIDER}`,
+        `--wsrep-cluster-name=${cluster}`,
+        `--wsrep-cluster-address=gcomm://${members.map((p) => `127.0.0.1:${p}`).join(',')}`,
+        `--wsrep-node-name=${this.name}`,
+        '--wsrep-node-address=127.0.0.1',
+        `--wsrep-provider-options=${options}`,
+        '--wsrep-sst-method=rsync',
+        `--wsrep-sst-receive-address=127.0.0.1:${this.sstPort}`,
+        ...(bootstrap ? ['--wsrep-new-cluster'] : []),
+      ],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
+    running.add(child);
+    this.exited = new Promise((resolve) =>
+      child.on('exit', () => {
+        running.delete(child);
+        resolve();
+      }),
+    );
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      if (!this.alive) {
+        throw new Error(`${this.name}: mariadbd exited at start (see ${this.dir}/error.log)`);
+      }
+      const state = this.stateOrUndefined();
+      if (state?.ready && state.localState === 'Synced') return;
+      if (Date.now() > deadline) {
+        throw new Error(`${this.name}: not synced in 60 s (see ${this.dir}/error.log)`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** Runs SQL through the socket as root; returns the tab-separated output. */
+  sql(statement: string): string {
+    const result = spawnSync(
+      CLIENT,
+      ['--no-defaults', '-uroot', `--socket=${this.socket}`, '-N', '-B', '-e', statement],
+      { encoding: 'utf8' },
+    );
+    if (result.status !== 0) throw new Error(`${this.name}: ${statement}: ${result.stderr}`);
+    return result.stdout.trim();
+  }
+
+  /** The node's wsrep state, or undefined when it does not answer. */
+  stateOrUndefined(): NodeState | undefined {
+    if (!this.alive) return undefined;
+    let text: string;
+    try {
+      text = this.sql(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_status', " +
+          "'wsrep_cluster_size', 'wsrep_local_state_comment')",
+      );
+    } catch {
+      return undefined;
+    }
+    const status = new Map(
+      text.split('\n').map((line) => line.split('\t') as [string, string | undefined]),
+    );
+    return {
+      ready: status.get('wsrep_ready') === 'ON',
+      clusterStatus: status.get('wsrep_cluster_status') ?? '',
+      clusterSize: Number(status.get('wsrep_cluster_size') ?? 0),
+      localState: status.get('wsrep_local_state_comment') ?? '',
+    };
+  }
+
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    if (!this.alive) return;
+    this.child!.kill(signal);
+    await this.exited;
+  }
+}
+
+export interface GaleraOptions {
+  nodes?: number;
+  /** Where the nodes' directories go (a new temporary directory by default). */
+  dir?: string;
+  database?: string;
+}
+
+export class GaleraCluster {
+  private constructor(
+    readonly dir: string,
+    readonly name: string,
+    readonly nodes: GaleraNode[],
+    readonly database: string,
+    private readonly ownsDir: boolean,
+  ) {}
+
+  /** Installs and starts every node (the first bootstraps), and creates the database. */
+  static async start(options: GaleraOptions = {}): Promise<GaleraCluster> {
+    const { nodes: count = 3, database = 'wrs' } = options;
+    const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'wrs-galera-'));
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755); // the nodes' user goes through it
+    const taken = new Set<number>();
+    const port = async () => {
+      for (;;) {
+        const p = await freePort();
+        if (!taken.has(p)) {
+          taken.add(p);
+          return p;
+        }
+      }
+    };
+    const nodes: GaleraNode[] = [];
+    for (let i = 0; i < count; i++) {
+      nodes.push(
+        new GaleraNode(
+          i,
+          join(dir, `node${i + 1}`),
+          await port(),
+          await port(),
+          await port(),
+          await port(),
+        ),
+      );
+    }
+    const name = `wrs-galera-${process.pid}-${Date.now()}`;
+    const cluster = new GaleraCluster(dir, name, nodes, database, options.dir === undefined);
+    try {
+      for (const node of nodes) node.install();
+      await nodes[0]!.start(name, cluster.members, true);
+      // One joiner at a time: each takes its state transfer from a synced donor.
+      for (const node of nodes.slice(1)) await node.start(name, cluster.members, false);
+      nodes[0]!.sql(`CREATE DATABASE \`${database}\``);
+      return cluster;
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+  }
+
+  /** The group ports of every node: where a starting node looks for the others. */
+  get members(): number[] {
+    return this.nodes.map((node) => node.groupPort);
+  }
+
+  /** A node's URL, as DATABASE_URL takes it. */
+  url(index: number): string {
+    return `mysql://root@127.0.0.1:${this.nodes[index]!.port}/${this.database}`;
+  }
+
+  /** Every node's URL, the first first. */
+  get urls(): string[] {
+    return this.nodes.map((_, i) => this.url(i));
+  }
+
+  async kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    await this.nodes[index]!.stop(signal);
+  }
+
+  /** Starts a stopped node again: it joins the others (an incremental transfer if it can). */
+  async rejoin(index: number): Promise<void> {
+    await this.nodes[index]!.start(this.name, this.members, false);
+  }
+
+  /**
+   * Makes a node that lost its quorum the primary component again (the operator's step after
+   * losing a majority): pc.bootstrap on the running node.
+   */
+  bootstrap(index: number): void {
+    this.nodes[index]!.sql("SET GLOBAL wsrep_provider_options = 'pc.bootstrap=YES'");
+  }
+
+  /** Cuts a node off the group (on) or lets it back (off), its process left running. */
+  isolate(index: number, on: boolean): void {
+    this.nodes[index]!.sql(`SET GLOBAL wsrep_provider_options = 'gmcast.isolate=${on ? 1 : 0}'`);
+  }
+
+  /** Waits until every running node says it is synced in a primary component of `size`. */
+  async waitForSize(size: number, timeoutMs = 60000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const states = this.nodes.filter((n) => n.alive).map((n) => n.stateOrUndefined());
+      if (
+        states.length >= size &&
+        states.every(
+          (s) =>
+            s?.ready &&
+            s.clusterStatus === 'Primary' &&
+            s.clusterSize === size &&
+            s.localState === 'Synced',
+        )
+      ) {
+        return;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`the cluster did not settle at ${size} nodes: ${JSON.stringify(states)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.stop('SIGTERM')));
+    if (this.ownsDir && !process.env.TEST_KEEP_DATA) {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
