@@ -5,7 +5,8 @@
 //   runs by step, all equal to what the test computes from the same history; quantiles within
 //   the documented 1% of the exact ones, the maximum exact;
 // - runs made through the API: the figures equal those computed from their stored history, per
-//   label and per assignee too; a deletion leaves the open runs;
+//   label and per assignee too; a deletion leaves the open runs; a bulk cancel counts each run
+//   cancelled once;
 // - two workers on a backlog, both SIGKILLed while they fold and Redis flushed: once caught up,
 //   the figures are the exact ones (nothing folded twice or skipped);
 // - an event whose transaction commits after a later id's is counted; retention keeps the
@@ -496,6 +497,48 @@ describe('Insights', function () {
     const after = await caughtUp(client, `template_id=${id}&${range}`);
     expect(after.open.runs).to.equal(answer.open.runs - 1);
     expect(after.buckets.reduce((n, b) => n + b.created, 0)).to.equal(runs.length);
+  });
+
+  it('keeps the figures exact through a bulk cancel: each run counted cancelled once, none left open', async () => {
+    const bulkTenant = await createTenant(testDb(), TEMPLATE);
+    const c = new Client(api.url, bulkTenant.key);
+    const id = bulkTenant.template.id;
+    for (let i = 0; i < 12; i++) {
+      const created = await c.createRun({
+        workflow_template_id: id,
+        input_fields: { amount: String(i) },
+        labels: { batch: i < 8 ? 'withdrawn' : 'kept' },
+      });
+      expect(created.status).to.equal(200);
+    }
+    await waitFor('every run started', async () => {
+      const active = await c.listRuns(`?template_id=${id}&status=active&limit=100`);
+      return active.body.length === 12;
+    });
+    const bulk = await c.call<{ id: string }>('/bulk-cancel-workflow-runs', {
+      filter: { label: ['batch:withdrawn'] },
+      reason: 'batch withdrawn',
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).to.be.oneOf([200, 202]);
+    await waitFor('the bulk cancel done', async () => {
+      const action = await c.call<{ status: string; done: number }>(
+        `/get-bulk-action?id=${encodeURIComponent(bulk.body.id)}`,
+      );
+      return action.body.status === 'completed' && action.body.done === 8;
+    });
+    const from = new Date(Date.now() - 3_600_000);
+    const to = new Date(Date.now() + 3_600_000);
+    const answer = await caughtUp(
+      c,
+      `template_id=${id}&from=${from.toISOString()}&to=${to.toISOString()}&bucket=hour`,
+    );
+    expectFigures(
+      answer,
+      exactFigures(await historyOf(bulkTenant.orgId), 'UTC', 'hour', from, to),
+      id,
+    );
+    expect(answer.buckets.reduce((n, b) => n + b.cancelled, 0)).to.equal(8);
+    expect(answer.open.runs).to.equal(4);
   });
 
   it('once caught up after the worker is SIGKILLed while it folds and Redis is flushed, the figures are the exact ones', async () => {
