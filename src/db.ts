@@ -91,6 +91,28 @@ function firstLine(message: unknown): string {
   return nl < 0 ? text : text.slice(0, nl);
 }
 
+/**
+ * Checks that the server numbers new rows one by one (auto_increment_increment 1). The live
+ * streams, the webhooks and the insights read run events behind a watermark that waits out
+ * every gap in their ids (an id whose transaction may still commit): a server stepping ids by
+ * more leaves gaps after every event, and each reader would wait out each of them. Galera does
+ * so by default (wsrep_auto_increment_control steps ids by the cluster's size, for writes on
+ * every node); the service writes to one node at a time, which wants it off (docs/scaling.md).
+ */
+export async function checkIdStep(db: Pick<Db, 'raw'>): Promise<void> {
+  const [rows] = (await db.raw('SELECT @@auto_increment_increment AS step')) as [
+    Array<{ step: number | string }>,
+  ];
+  const step = Number(rows[0]?.step ?? 1);
+  if (step !== 1) {
+    throw new Error(
+      `the database steps new ids by ${step} (auto_increment_increment), not 1: on Galera set ` +
+        'wsrep_auto_increment_control=OFF and auto_increment_increment=1 on every node ' +
+        '(one writer at a time; docs/scaling.md)',
+    );
+  }
+}
+
 /** The database name of a DATABASE_URL, for tools that create it. */
 export function databaseName(databaseUrl: string): string {
   return new URL(databaseUrl).pathname.replace(/^\//, '');

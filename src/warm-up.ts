@@ -4,11 +4,12 @@
 // Redis, its queues' connections ready, and its request path compiled by V8 (the create's own
 // code in runs/create-rehearsal.ts; the HTTP path up to the key check by requests to itself).
 // Without it the first seconds of load paid for all of these at once, while 32 requests
-// waited (docs/performance.md: the coldstart phase).
+// waited (docs/performance.md: the coldstart phase). It also checks that the database numbers
+// ids one by one (db.ts, checkIdStep): not ready, saying why, on one that does not.
 import type { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Connection } from 'mysql2';
-import type { Db } from './db.js';
+import { checkIdStep, type Db } from './db.js';
 import type { Logger } from './logger.js';
 import type { RedisClient } from './queue.js';
 
@@ -85,7 +86,11 @@ export class Readiness {
 
 async function warmUp(deps: WarmUpDeps): Promise<void> {
   await Promise.all([
-    ...deps.pools.map(openWhole),
+    ...deps.pools.map(async (pool) => {
+      await openWhole(pool);
+      // Not ready on a server that steps ids by more than one: readers would lag (db.ts).
+      await checkIdStep(pool);
+    }),
     ...deps.redis.map(loadScripts),
     ...deps.queues.map(async (queue) => {
       await queue.waitUntilReady();

@@ -258,7 +258,12 @@ log.info('worker started', {
 // Started is not yet working: every kind's BullMQ connections still connect and load their
 // scripts, and the MySQL pool makes its first connection. "worker ready" says when jobs are
 // taken, which is when a worker that was down is back (and what the bench times drains from).
-void whenReady({ workers, db, stopped: () => stopping }).then(
+void whenReady({
+  workers,
+  db,
+  stopped: () => stopping,
+  notReady: throttledWarn(log, 'worker not ready yet'),
+}).then(
   (ms) => {
     if (ms !== undefined) log.info('worker ready', { ms });
   },

@@ -1,8 +1,9 @@
 // When a worker process is ready to work: each of its BullMQ workers connected with its
 // scripts loaded (BullMQ retries its connections itself), and MySQL answering (asked again
-// until it does: it may be away when the worker starts).
+// until it does: it may be away when the worker starts) and numbering ids one by one (db.ts,
+// checkIdStep: the webhooks and insights it folds read events behind a watermark).
 import type { Worker } from 'bullmq';
-import type { Db } from '../src/db.js';
+import { checkIdStep, type Db } from '../src/db.js';
 
 const RETRY_MS = 500;
 
@@ -14,13 +15,16 @@ export async function whenReady(deps: {
   workers: readonly Pick<Worker, 'waitUntilReady'>[];
   db: Pick<Db, 'raw'>;
   stopped: () => boolean;
+  /** A check that failed (MySQL away, or ids stepped by more than one); asked again. */
+  notReady?: (err: unknown) => void;
 }): Promise<number | undefined> {
   const mysql = async () => {
     while (!deps.stopped()) {
       try {
-        await deps.db.raw('SELECT 1');
+        await checkIdStep(deps.db);
         return;
-      } catch {
+      } catch (err) {
+        deps.notReady?.(err);
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }

@@ -101,4 +101,34 @@ describe('@galera the service on a three-node Galera cluster', function () {
       expect(Number(count.split('\n').at(-1))).to.equal(events.length);
     }
   });
+
+  it('is not ready on a node that steps ids by more than one, and says why', async () => {
+    // Galera's default (wsrep_auto_increment_control) steps them by the cluster's size.
+    const node = cluster.nodes[1]!;
+    node.sql('SET GLOBAL auto_increment_increment = 3');
+    const env = { DATABASE_URL: cluster.url(1) };
+    try {
+      const [stepping, steppingWorker] = await Promise.all([startApi(env), startWorker(env)]);
+      try {
+        const why = /the database steps new ids by 3 \(auto_increment_increment\), not 1/;
+        await stepping.waitForLine(why, 20000);
+        await steppingWorker.waitForLine(why, 20000);
+        const readyz = await fetch(`${stepping.url}/readyz`);
+        expect(readyz.status).to.equal(503);
+      } finally {
+        await Promise.all([stepping.stop(), steppingWorker.stop()]);
+      }
+      // Set right (connections made from then on take it), the processes started are ready.
+      node.sql('SET GLOBAL auto_increment_increment = 1');
+      const [fixed, fixedWorker] = await Promise.all([startApi(env), startWorker(env)]);
+      try {
+        await fixed.ready(30000);
+        await fixedWorker.waitForLine(/"msg":"worker ready"/, 30000);
+      } finally {
+        await Promise.all([fixed.stop(), fixedWorker.stop()]);
+      }
+    } finally {
+      node.sql('SET GLOBAL auto_increment_increment = 1');
+    }
+  });
 });
