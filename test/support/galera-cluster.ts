@@ -1,25 +1,22 @@
 // A MariaDB Galera cluster of its own on this machine, for the Galera pass, its drills and the
-// bench: one mariadbd per node, each with its own data directory, client port, group port
-// (gmcast), incremental-transfer port (IST) and rsync state-transfer port (SST). The first node
-// bootstraps the cluster; the others join it by a state transfer. Nodes are killed, isolated and
-// started again by pid, one at a time or all of them; `npm run galera -- start` runs one for an
-// operator (scripts/galera-cluster.ts).
+// bench: one mariadbd per node (mariadb-server.ts), each with its own data directory, client
+// port, group port (gmcast), incremental-transfer port (IST) and rsync state-transfer port
+// (SST). The first node bootstraps the cluster; the others join it by a state transfer. Nodes
+// are killed, isolated and started again by pid, one at a time or all of them; `npm run
+// galera` runs one for an operator (galera-cli.ts).
 //
 // Durability is the server's default (innodb_flush_log_at_trx_commit=1): the cluster is measured
 // beside the single server as a deployment would run it. Galera's own settings are the ones it
 // requires (ROW binary log format, interleaved auto-increment locks), and ids numbered one by one
-// for a single writer (wsrep_auto_increment_control off: see start()); the group's failure
+// for a single writer (wsrep_auto_increment_control off: see join()); the group's failure
 // detection is shortened (suspect after 2 s, evict after 4 s instead of 5 s and 15 s) so that a
 // drill's node loss is decided in seconds: it is a liveness setting, not a durability one.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { MariadbServer, mariadbMissing } from './mariadb-server.js';
 import { freePort } from './processes.js';
 
-const MARIADBD = process.env.MARIADBD_BIN || 'mariadbd';
-const INSTALL_DB = process.env.MARIADB_INSTALL_DB_BIN || 'mariadb-install-db';
-const CLIENT = process.env.MARIADB_CLIENT_BIN || 'mariadb';
 const PROVIDER = process.env.GALERA_PROVIDER || '/usr/lib/galera/libgalera_smm.so';
 
 /**
@@ -29,17 +26,10 @@ const PROVIDER = process.env.GALERA_PROVIDER || '/usr/lib/galera/libgalera_smm.s
  */
 const NODE_USER = process.getuid?.() === 0 ? 'mysql' : userInfo().username;
 
-const running = new Set<ChildProcess>();
-// A test run that ends abruptly must not leave servers behind.
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** Why a cluster cannot be started here (a binary or the provider missing), or undefined. */
 export function galeraMissing(): string | undefined {
-  for (const bin of [MARIADBD, INSTALL_DB, CLIENT, 'rsync', 'wsrep_sst_rsync']) {
-    if (spawnSync(bin, ['--version']).error) return `${bin} not found`;
-  }
+  const missing = mariadbMissing(['rsync', 'wsrep_sst_rsync']);
+  if (missing) return missing;
   if (!existsSync(PROVIDER)) return `the Galera provider ${PROVIDER} not found (galera-4)`;
   return undefined;
 }
@@ -55,63 +45,23 @@ export interface NodeState {
   localState: string;
 }
 
-export class GaleraNode {
-  child: ChildProcess | undefined;
-  exited: Promise<void> = Promise.resolve();
-
+export class GaleraNode extends MariadbServer {
   constructor(
     readonly index: number,
-    readonly dir: string,
-    readonly port: number,
+    dir: string,
+    port: number,
     readonly groupPort: number,
     readonly istPort: number,
     readonly sstPort: number,
-  ) {}
-
-  get name(): string {
-    return `galera-${this.index + 1}`;
-  }
-
-  get socket(): string {
-    return join(this.dir, 'mysqld.sock');
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  get alive(): boolean {
-    const child = this.child;
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
-  }
-
-  install(): void {
-    mkdirSync(this.dir, { recursive: true });
-    if (NODE_USER !== userInfo().username) {
-      const chown = spawnSync('chown', ['-R', `${NODE_USER}:`, this.dir], { encoding: 'utf8' });
-      if (chown.status !== 0) throw new Error(`${this.name}: chown failed: ${chown.stderr}`);
-    }
-    const result = spawnSync(
-      INSTALL_DB,
-      [
-        '--no-defaults',
-        `--datadir=${join(this.dir, 'data')}`,
-        '--auth-root-authentication-method=normal',
-        '--skip-test-db',
-        `--user=${NODE_USER}`,
-      ],
-      { encoding: 'utf8' },
-    );
-    if (result.status !== 0) {
-      throw new Error(`${this.name}: mariadb-install-db failed\n${result.stdout}${result.stderr}`);
-    }
+  ) {
+    super(`galera-${index + 1}`, dir, port, NODE_USER);
   }
 
   /**
    * Starts the node: a new cluster (bootstrap) or a member joining `members` (the group ports
    * to look for the others at). Resolves once it answers queries (synced with the cluster).
    */
-  async start(cluster: string, members: readonly number[], bootstrap: boolean): Promise<void> {
+  join(cluster: string, members: readonly number[], bootstrap: boolean): Promise<void> {
     const options = [
       `gmcast.listen_addr=tcp://127.0.0.1:${this.groupPort}`,
       `ist.recv_addr=127.0.0.1:${this.istPort}`,
@@ -122,21 +72,9 @@ export class GaleraNode {
       'evs.keepalive_period=PT0.5S',
       'evs.install_timeout=PT4S',
     ].join(';');
-    const child = spawn(
-      MARIADBD,
+    return this.start(
       [
-        '--no-defaults',
-        `--datadir=${join(this.dir, 'data')}`,
-        `--socket=${this.socket}`,
-        `--port=${this.port}`,
-        '--bind-address=127.0.0.1',
-        '--skip-name-resolve',
-        `--user=${NODE_USER}`,
-        `--pid-file=${join(this.dir, 'mysqld.pid')}`,
-        `--log-error=${join(this.dir, 'error.log')}`,
         '--innodb-buffer-pool-size=128M',
-        '--max-connections=500',
-        '--performance-schema=OFF',
         '--binlog-format=ROW',
         '--innodb-autoinc-lock-mode=2',
         // One writer at a time: ids stepping by one, as on a single server. Galera's default
@@ -157,39 +95,12 @@ export class GaleraNode {
         `--wsrep-sst-receive-address=127.0.0.1:${this.sstPort}`,
         ...(bootstrap ? ['--wsrep-new-cluster'] : []),
       ],
-      { stdio: 'ignore' },
+      () => {
+        const state = this.stateOrUndefined();
+        return state?.ready === true && state.localState === 'Synced';
+      },
+      60000,
     );
-    this.child = child;
-    running.add(child);
-    this.exited = new Promise((resolve) =>
-      child.on('exit', () => {
-        running.delete(child);
-        resolve();
-      }),
-    );
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      if (!this.alive) {
-        throw new Error(`${this.name}: mariadbd exited at start (see ${this.dir}/error.log)`);
-      }
-      const state = this.stateOrUndefined();
-      if (state?.ready && state.localState === 'Synced') return;
-      if (Date.now() > deadline) {
-        throw new Error(`${this.name}: not synced in 60 s (see ${this.dir}/error.log)`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
-  /** Runs SQL through the socket as root; returns the tab-separated output. */
-  sql(statement: string): string {
-    const result = spawnSync(
-      CLIENT,
-      ['--no-defaults', '-uroot', `--socket=${this.socket}`, '-N', '-B', '-e', statement],
-      { encoding: 'utf8' },
-    );
-    if (result.status !== 0) throw new Error(`${this.name}: ${statement}: ${result.stderr}`);
-    return result.stdout.trim();
   }
 
   /** The node's wsrep state, or undefined when it does not answer. */
@@ -213,12 +124,6 @@ export class GaleraNode {
       clusterSize: Number(status.get('wsrep_cluster_size') ?? 0),
       localState: status.get('wsrep_local_state_comment') ?? '',
     };
-  }
-
-  async stop(signal: NodeJS.Signals): Promise<void> {
-    if (!this.alive) return;
-    this.child!.kill(signal);
-    await this.exited;
   }
 }
 
@@ -271,9 +176,9 @@ export class GaleraCluster {
     const cluster = new GaleraCluster(dir, name, nodes, database, options.dir === undefined);
     try {
       for (const node of nodes) node.install();
-      await nodes[0]!.start(name, cluster.members, true);
+      await nodes[0]!.join(name, cluster.members, true);
       // One joiner at a time: each takes its state transfer from a synced donor.
-      for (const node of nodes.slice(1)) await node.start(name, cluster.members, false);
+      for (const node of nodes.slice(1)) await node.join(name, cluster.members, false);
       nodes[0]!.sql(`CREATE DATABASE \`${database}\``);
       return cluster;
     } catch (err) {
@@ -303,7 +208,7 @@ export class GaleraCluster {
 
   /** Starts a stopped node again: it joins the others (an incremental transfer if it can). */
   async rejoin(index: number): Promise<void> {
-    await this.nodes[index]!.start(this.name, this.members, false);
+    await this.nodes[index]!.join(this.name, this.members, false);
   }
 
   /**

@@ -1,134 +1,37 @@
 // A MariaDB primary and a replica of its own, for the replica tests and bench: two mariadbd
 // processes, each with its own data directory and port, the replica following the primary by
 // GTID. The machine's MariaDB writes no binary log, so it cannot be a primary. Stopped by pid.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MariadbServer, mariadbMissing } from './mariadb-server.js';
 import { freePort } from './processes.js';
 
-const MARIADBD = process.env.MARIADBD_BIN || 'mariadbd';
-const INSTALL_DB = process.env.MARIADB_INSTALL_DB_BIN || 'mariadb-install-db';
-const CLIENT = process.env.MARIADB_CLIENT_BIN || 'mariadb';
-
-const running = new Set<ChildProcess>();
-// A test run that ends abruptly must not leave servers behind.
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** Why the pair cannot be started here (a binary missing), or undefined when it can. */
-export function mariadbPairMissing(): string | undefined {
-  for (const bin of [MARIADBD, INSTALL_DB, CLIENT]) {
-    if (spawnSync(bin, ['--version']).error) return `${bin} not found`;
-  }
-  return undefined;
-}
+export const mariadbPairMissing = (): string | undefined => mariadbMissing();
 
-class Server {
-  child: ChildProcess | undefined;
-  exited: Promise<void> = Promise.resolve();
-
+/** A server of the pair: a binary log by GTID, and settings for speed (tests, not durability). */
+class Server extends MariadbServer {
   constructor(
-    readonly name: string,
-    readonly dir: string,
-    readonly port: number,
+    name: string,
+    dir: string,
+    port: number,
     readonly serverId: number,
-  ) {}
-
-  get socket(): string {
-    return join(this.dir, 'mysqld.sock');
+  ) {
+    super(name, dir, port);
   }
 
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  install(): void {
-    const result = spawnSync(
-      INSTALL_DB,
-      [
-        '--no-defaults',
-        `--datadir=${join(this.dir, 'data')}`,
-        '--auth-root-authentication-method=normal',
-        '--skip-test-db',
-        '--user=root',
-      ],
-      { encoding: 'utf8' },
-    );
-    if (result.status !== 0) {
-      throw new Error(`${this.name}: mariadb-install-db failed\n${result.stdout}${result.stderr}`);
-    }
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(
-      MARIADBD,
-      [
-        '--no-defaults',
-        `--datadir=${join(this.dir, 'data')}`,
-        `--socket=${this.socket}`,
-        `--port=${this.port}`,
-        '--bind-address=127.0.0.1',
-        `--server-id=${this.serverId}`,
-        `--log-bin=${join(this.dir, 'data', 'bin')}`,
-        '--gtid-strict-mode=1',
-        '--binlog-format=ROW',
-        '--skip-name-resolve',
-        '--user=root',
-        `--pid-file=${join(this.dir, 'mysqld.pid')}`,
-        `--log-error=${join(this.dir, 'error.log')}`,
-        '--innodb-buffer-pool-size=64M',
-        '--innodb-log-file-size=48M',
-        '--innodb-flush-log-at-trx-commit=2',
-        '--sync-binlog=0',
-        '--max-connections=500',
-        '--performance-schema=OFF',
-      ],
-      { stdio: 'ignore' },
-    );
-    this.child = child;
-    running.add(child);
-    this.exited = new Promise((resolve) =>
-      child.on('exit', () => {
-        running.delete(child);
-        resolve();
-      }),
-    );
-    const deadline = Date.now() + 30000;
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${this.name}: mariadbd exited at start (see ${this.dir}/error.log)`);
-      }
-      const ping = spawnSync(CLIENT, [
-        '--no-defaults',
-        '-uroot',
-        `--socket=${this.socket}`,
-        '-e',
-        'SELECT 1',
-      ]);
-      if (ping.status === 0) return;
-      if (Date.now() > deadline) throw new Error(`${this.name}: mariadbd did not answer in 30 s`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  /** Runs SQL through the socket as root; returns the tab-separated output. */
-  sql(statement: string): string {
-    const result = spawnSync(
-      CLIENT,
-      ['--no-defaults', '-uroot', `--socket=${this.socket}`, '-N', '-B', '-e', statement],
-      { encoding: 'utf8' },
-    );
-    if (result.status !== 0) throw new Error(`${this.name}: ${statement}: ${result.stderr}`);
-    return result.stdout.trim();
-  }
-
-  async stop(signal: NodeJS.Signals): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill(signal);
-    await this.exited;
+  override start(): Promise<void> {
+    return super.start([
+      `--server-id=${this.serverId}`,
+      `--log-bin=${join(this.dir, 'data', 'bin')}`,
+      '--gtid-strict-mode=1',
+      '--binlog-format=ROW',
+      '--innodb-buffer-pool-size=64M',
+      '--innodb-log-file-size=48M',
+      '--innodb-flush-log-at-trx-commit=2',
+      '--sync-binlog=0',
+    ]);
   }
 }
 
