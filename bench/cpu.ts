@@ -114,6 +114,12 @@ export const processTicks =
   () =>
     cpuTicks(pid, withChildren);
 
+/** Several processes together (the nodes of a database cluster). */
+export const processesTicks =
+  (pids: readonly number[]): TickReader =>
+  () =>
+    pids.reduce((sum, pid) => sum + (cpuTicks(pid) || 0), 0);
+
 /**
  * Every PostgreSQL process: the postmaster with what its ended children used, and every live
  * child (a backend per connection, the writers). PostgreSQL's work is spread over them.

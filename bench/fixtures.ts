@@ -66,10 +66,8 @@ export async function createFreshDatabase(databaseUrl: string): Promise<Db> {
 
 /** Runs a statement on the server without a database (to list, create or drop databases). */
 async function onServer<T>(run: (server: Knex) => Promise<T>): Promise<T> {
-  const base = knexConfig(benchConfig(BENCH_PREFIX));
   const server = knexFactory({
-    ...base,
-    connection: { ...(base.connection as object), database: undefined },
+    ...knexConfig(benchConfig(BENCH_PREFIX), { serverOnly: true }),
     pool: { min: 0, max: 1 },
   });
   try {

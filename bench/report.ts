@@ -1,6 +1,7 @@
 // Turns the phases' figures into the table, the list of targets with PASS/FAIL, the results
 // file and the one-line summary.
 import type { ReplicaPhaseResult } from './phases/replica.js';
+import type { GaleraPhaseResult } from './phases/galera.js';
 import type { E2eResult } from './e2e-client.js';
 import type { MemoryTracker } from './memory.js';
 import type { CreatePhaseResult, CreateRun, CreateTarget } from './phases/create-throughput.js';
@@ -70,6 +71,7 @@ export interface Figures {
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
   replica?: ReplicaPhaseResult;
+  galera?: GaleraPhaseResult;
   rules?: RulesPhaseResult;
   memory: MemoryTracker;
 }
@@ -608,6 +610,31 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         ),
       });
     }
+  }
+
+  if (f.galera) {
+    const { single, galera } = f.galera;
+    rows.push(
+      compared(
+        'galera: one-row commit p50 ms, 3-node cluster vs one server (same machine)',
+        galera.commit.p50,
+        single.commit.p50,
+        2,
+      ),
+      compared(
+        `galera: end-to-end p50 ms (${galera.e2e.unseen} unseen; single ${single.e2e.unseen})`,
+        galera.e2e.endToEnd.p50,
+        single.e2e.endToEnd.p50,
+        1,
+      ),
+      compared('galera: end-to-end p99 ms', galera.e2e.endToEnd.p99, single.e2e.endToEnd.p99, 1),
+      compared(
+        'galera: steady state runs/s created and started',
+        galera.steady.runsPerSecond,
+        single.steady.runsPerSecond,
+        0,
+      ),
+    );
   }
 
   if (f.retention) {

@@ -7,7 +7,7 @@
 // where none answers, the peer's figures are left out with a note.
 //
 // Options: --quick (about a minute, smaller sizes),
-// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,schedules,insights,retention,stream,replica,
+// --only=create,coldstart,worker,e2e,steady,floor,list,webhooks,fairness,bulk,migrate,schedules,insights,retention,stream,replica,galera,
 // procs,rules,claims (some phases; rules: templates with 200 typed fields and 50 rules against the same
 // without rules, the API's CPU per create and a worker's per step applied),
 // --keep-logs (keep the processes' logs). Environment: BENCH_DATABASE_URL / BENCH_REDIS_URL /
@@ -51,6 +51,8 @@ import { measureWebhooks } from './phases/webhook-delivery.js';
 import { measureStream } from './phases/event-stream.js';
 import { measureReplica } from './phases/replica.js';
 import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
+import { galeraMissing } from '../test/support/galera-cluster.js';
+import { measureGalera } from './phases/galera.js';
 import { measureApiProcesses } from './phases/api-processes.js';
 import { measureColdStart } from './phases/cold-start.js';
 import { measureRules, RULES_RATIO_LIMIT, rulesSizes } from './phases/rules.js';
@@ -96,6 +98,7 @@ const runs = (
     | 'retention'
     | 'stream'
     | 'replica'
+    | 'galera'
     | 'procs'
     | 'rules'
     | 'claims',
@@ -553,6 +556,26 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
             startHttp(name, 'src/server.js', { ...serviceEnv(PREFIXES.api), ...env }),
           log,
         });
+      }
+    }
+    if (runs('galera')) {
+      const missing = galeraMissing();
+      if (missing) {
+        log(`\n[galera] skipped: it starts a Galera cluster of its own; ${missing}`);
+      } else {
+        log(
+          `\n[galera] the service on a three-node Galera cluster (one writer) vs on one server run as its nodes are: commit cost, end-to-end latency, steady state (reported) (t=${elapsed()} s)`,
+        );
+        figures.galera = await measureGalera({
+          settings,
+          startApi: (name, env) =>
+            startHttp(name, 'src/server.js', { ...serviceEnv(PREFIXES.api), ...env }),
+          log,
+        });
+        const r = figures.galera.ratio;
+        log(
+          `  galera / single: commit p50 ${r.commitP50}, end-to-end p50 ${r.e2eP50} p99 ${r.e2eP99}, steady runs/s ${r.steady}`,
+        );
       }
     }
     if (runs('procs')) {

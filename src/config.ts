@@ -5,6 +5,14 @@ export interface Config {
   databaseUrl: string;
   /** Read replicas of the primary (src/db-replicas.ts); undefined: every read on the primary. */
   replicas: ReplicaConfig | undefined;
+  /**
+   * The nodes of a Galera cluster, in the order they are preferred as the writer (src/db-nodes.ts):
+   * every connection goes to one of them, DATABASE_URL giving the user, password and database.
+   * Undefined: DATABASE_URL's own host.
+   */
+  databaseNodes: DbNode[] | undefined;
+  /** How often the writer's health is checked (and sooner after an error that may be its). */
+  databaseCheckIntervalMs: number;
   redisUrl: string;
   /** Seed nodes of a Redis Cluster; when set, used instead of redisUrl. */
   redisClusterNodes: RedisNode[] | undefined;
@@ -69,6 +77,12 @@ export interface Config {
   insightFoldDeferMs: number;
   /** Then, while runs are being applied, the share of the time (percent) the fold may take. */
   insightFoldBusyPercent: number;
+}
+
+/** A database server's address. */
+export interface DbNode {
+  host: string;
+  port: number;
 }
 
 /** Reads from MariaDB replicas, with read-your-writes (src/db-replicas.ts). */
@@ -178,14 +192,14 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
 }
 
 // host:port,host:port,... (an IPv6 host in brackets: [::1]:7000).
-function redisClusterNodes(env: Env): RedisNode[] | undefined {
-  const raw = (env.REDIS_CLUSTER_NODES ?? '').trim();
+function hostPorts(env: Env, name: string): Array<{ host: string; port: number }> | undefined {
+  const raw = (env[name] ?? '').trim();
   if (raw === '') return undefined;
   return raw.split(',').map((part) => {
     const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(part.trim());
     const port = Number(match?.[2]);
     if (!match || port < 1 || port > 65535) {
-      throw new ConfigError(`REDIS_CLUSTER_NODES must be host:port,host:port,..., got "${part}"`);
+      throw new ConfigError(`${name} must be host:port,host:port,..., got "${part}"`);
     }
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
   });
@@ -285,8 +299,10 @@ export function loadConfig(env: Env = process.env): Config {
       'mysql:',
     ]),
     replicas: replicaConfig(env),
+    databaseNodes: hostPorts(env, 'DATABASE_NODES'),
+    databaseCheckIntervalMs: int(env, 'DATABASE_CHECK_INTERVAL_MS', 1000, 50, 60000),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
-    redisClusterNodes: redisClusterNodes(env),
+    redisClusterNodes: hostPorts(env, 'REDIS_CLUSTER_NODES'),
     port: int(env, 'PORT', 3000, 0, 65535),
     apiProcesses: int(env, 'API_PROCESSES', 1, 1, 64),
     basePath: basePath(env),

@@ -2,9 +2,17 @@
 import knexFactory, { type Knex } from 'knex';
 import type { Connection, ResultSetHeader } from 'mysql2';
 import { format } from 'mysql2';
+import { Counter } from 'prom-client';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { OutcomeUnknownError, WriteTimeoutError, isConnectionLost } from './errors.js';
+import { registry } from './metrics/metrics.js';
+import { DbNodes } from './db-nodes.js';
+import {
+  OutcomeUnknownError,
+  WriteTimeoutError,
+  isConnectionLost,
+  isWriteConflict,
+} from './errors.js';
 
 /** Dates are stored and read as UTC whatever the server's time zone. */
 const TIME_ZONE = 'Z';
@@ -33,31 +41,72 @@ export interface DbOptions {
    * burst after a quiet spell then finds them open too. Default 0.
    */
   poolMin?: number;
+  /** Connections with no database chosen: to create or drop one. */
+  serverOnly?: boolean;
 }
 
-/** Connection settings shared by the service, the admin CLI, migrations and tests. */
-export function knexConfig(
-  config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
-  options: DbOptions = {},
-): Knex.Config {
+/** What a pool needs to know of where the database is. */
+export type DbPlace = Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'> &
+  Partial<Pick<Config, 'databaseNodes' | 'databaseCheckIntervalMs'>>;
+
+/** The process's writer choice for each set of nodes: every pool of a process shares one. */
+const nodeSets = new Map<string, DbNodes>();
+
+/** The DbNodes that pick the writer for `config`'s DATABASE_NODES; undefined without them. */
+export function dbNodesOf(config: DbPlace, log?: Logger): DbNodes | undefined {
+  if (!config.databaseNodes) return undefined;
   const url = new URL(config.databaseUrl);
+  const user = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  const key = JSON.stringify([config.databaseNodes, user, password]);
+  let nodes = nodeSets.get(key);
+  if (!nodes) {
+    nodes = new DbNodes(
+      config.databaseNodes,
+      { user, password, timeoutMs: Math.min(config.dbAcquireTimeoutMs, 1000) },
+      config.databaseCheckIntervalMs ?? 1000,
+      log ?? createLogger('warn', { proc: 'db' }),
+    );
+    nodeSets.set(key, nodes);
+  }
+  return nodes;
+}
+
+/** Which writer choice a pool's connections follow (for its write paths' errors). */
+const poolNodes = new WeakMap<Db, DbNodes>();
+
+/** Connection settings shared by the service, the admin CLI, migrations and tests. */
+export function knexConfig(config: DbPlace, options: DbOptions = {}, log?: Logger): Knex.Config {
+  const url = new URL(config.databaseUrl);
+  const nodes = dbNodesOf(config, log);
+  const settings = {
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 3306,
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    database: options.serverOnly ? undefined : url.pathname.replace(/^\//, ''),
+    timezone: TIME_ZONE,
+    queryFormat,
+    charset: 'utf8mb4',
+    // Fail fast when the server is unreachable rather than hanging a request.
+    connectTimeout: config.dbAcquireTimeoutMs,
+    supportBigNumbers: true,
+    multipleStatements: options.multipleStatements === true,
+  };
+  const pool = { min: Math.min(options.poolMin ?? 0, config.dbPoolMax), max: config.dbPoolMax };
   return {
     client: 'mysql2',
-    connection: {
-      host: url.hostname,
-      port: url.port ? Number(url.port) : 3306,
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      database: url.pathname.replace(/^\//, ''),
-      timezone: TIME_ZONE,
-      queryFormat,
-      charset: 'utf8mb4',
-      // Fail fast when the server is unreachable rather than hanging a request.
-      connectTimeout: config.dbAcquireTimeoutMs,
-      supportBigNumbers: true,
-      multipleStatements: options.multipleStatements === true,
-    },
-    pool: { min: Math.min(options.poolMin ?? 0, config.dbPoolMax), max: config.dbPoolMax },
+    // With DATABASE_NODES, each new connection goes to the writer of the moment, and a pooled
+    // one to another node is dropped when next lent (db-nodes.ts).
+    connection: nodes ? nodes.provider(settings) : settings,
+    pool: nodes
+      ? {
+          ...pool,
+          validate: (conn: Connection) => nodes.isToWriter(conn),
+          afterCreate: (conn: Connection, done: (err: Error | null, c: Connection) => void) =>
+            nodes.afterCreate(conn, done),
+        }
+      : pool,
     acquireConnectionTimeout: config.dbAcquireTimeoutMs,
   };
 }
@@ -67,21 +116,39 @@ export function knexConfig(
  * logger as JSON lines; by default knex would print plain-text stack traces to stdout.
  */
 export function createDb(
-  config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbAcquireTimeoutMs'>,
+  config: DbPlace,
   log: Logger = createLogger('warn', { proc: 'db' }),
   options: DbOptions = {},
 ): Db {
-  const db = log.child({ component: 'knex' });
-  return knexFactory({
-    ...knexConfig(config, options),
+  const knexLog = log.child({ component: 'knex' });
+  const db = knexFactory({
+    ...knexConfig(config, options, log.child({ component: 'db-nodes' })),
     log: {
-      warn: (message: unknown) => db.warn(firstLine(message)),
-      error: (message: unknown) => db.error(firstLine(message)),
+      warn: (message: unknown) => knexLog.warn(firstLine(message)),
+      error: (message: unknown) => knexLog.error(firstLine(message)),
       deprecate: (method: unknown, alternative: unknown) =>
-        db.warn('deprecated knex call', { method, alternative }),
-      debug: (message: unknown) => db.debug(firstLine(message)),
+        knexLog.warn('deprecated knex call', { method, alternative }),
+      debug: (message: unknown) => knexLog.debug(firstLine(message)),
     },
   });
+  const nodes = dbNodesOf(config);
+  if (nodes) {
+    poolNodes.set(db, nodes);
+    nodes.attach();
+    // An error of a query built with knex may be the writer's (a lost node, 1047).
+    db.on('query-error', (err: unknown) => nodes.report(err));
+    // The checks stop with the process's last pool (a closed pool's process may go on: tests).
+    // (knex's own destroy is read-only; it calls its client's.)
+    const client = db.client as { destroy: (callback?: unknown) => Promise<void> };
+    const destroy = client.destroy.bind(client);
+    client.destroy = async (callback?: unknown) => {
+      if (await nodes.detach()) {
+        for (const [key, value] of nodeSets) if (value === nodes) nodeSets.delete(key);
+      }
+      return destroy(callback);
+    };
+  }
+  return db;
 }
 
 /** Knex hands over messages with whole stack traces in them: the first line says it. */
@@ -129,6 +196,39 @@ export type TxQuery = (sql: string, values?: readonly unknown[]) => Promise<Resu
  * gone, and the pool replaces a destroyed connection rather than reuse it).
  */
 async function onWriteConnection<T>(
+  db: Db,
+  timeoutMs: number,
+  use: (query: TxQuery) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await onWriteConnectionOnce(db, timeoutMs, use);
+    } catch (err) {
+      poolNodes.get(db)?.report(err);
+      if (!isWriteConflict(err) || attempt >= CONFLICT_ATTEMPTS) throw err;
+      // Rolled back whole (a deadlock, or on Galera a certification conflict at COMMIT):
+      // nothing of it was stored, so the transaction runs again from its start, after a random
+      // wait that sets the two sides apart.
+      writeConflictRetries.inc();
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.random() * CONFLICT_BACKOFF_MS * 2 ** (attempt - 1)),
+      );
+    }
+  }
+}
+
+/** Tries of a transaction that meets a write conflict (ER_LOCK_DEADLOCK, 1213). */
+const CONFLICT_ATTEMPTS = 4;
+/** The first retry's wait is up to this; each next one's up to twice the last. */
+const CONFLICT_BACKOFF_MS = 20;
+
+const writeConflictRetries = new Counter({
+  name: 'wrs_db_write_conflict_retries_total',
+  help: 'Transactions run again after a deadlock or a Galera certification conflict (1213)',
+  registers: [registry],
+});
+
+async function onWriteConnectionOnce<T>(
   db: Db,
   timeoutMs: number,
   use: (query: TxQuery) => Promise<T>,
@@ -196,18 +296,30 @@ export function writeTransaction<T>(
 }
 
 /**
- * Sends the COMMIT. An error the server answered with means it did not commit; a timeout or
- * a lost connection leaves the outcome unknown (OutcomeUnknownError).
+ * Sends the COMMIT. An error the server answered with means it did not commit; a timeout, a
+ * lost connection or a Galera node cut off mid-replication leaves the outcome unknown
+ * (OutcomeUnknownError).
  */
 async function commit(query: TxQuery): Promise<void> {
   try {
     await query('COMMIT');
   } catch (err) {
-    if (err instanceof WriteTimeoutError || isConnectionLost(err)) {
+    if (err instanceof WriteTimeoutError || isConnectionLost(err) || isCommitCutOff(err)) {
       throw new OutcomeUnknownError(err);
     }
     throw err;
   }
+}
+
+/**
+ * A Galera node that left the primary component while its COMMIT was being replicated
+ * (ER_ERROR_DURING_COMMIT, "Not connected to Primary Component"): the write set may have
+ * reached the others before the node was cut off, and be committed there.
+ */
+function isCommitCutOff(err: unknown): boolean {
+  return (
+    err instanceof Error && (err as Error & { code?: unknown }).code === 'ER_ERROR_DURING_COMMIT'
+  );
 }
 
 /**

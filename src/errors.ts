@@ -122,7 +122,32 @@ const CONNECTION_CODES = new Set([
   'ER_LOCK_DEADLOCK',
   'ER_LOCK_WAIT_TIMEOUT',
   'ER_QUERY_INTERRUPTED',
+  // 1047: a Galera node outside the primary component ("WSREP has not yet prepared node for
+  // application use") takes no queries until the cluster has a majority again.
+  'ER_UNKNOWN_COM_ERROR',
+  // A Galera node cut off from the primary component during a statement's replication.
+  'ER_ERROR_DURING_COMMIT',
 ]);
+
+/** What a 503 tells the caller of a failure of the infrastructure. */
+export function unavailableMessage(err: unknown): string {
+  if (err instanceof Error && (err as Error & { code?: unknown }).code === 'ER_UNKNOWN_COM_ERROR') {
+    return (
+      'service temporarily unavailable: the database cluster has lost the majority of its ' +
+      'nodes and takes no reads or writes until it has one again; nothing was done, try again ' +
+      'shortly'
+    );
+  }
+  return 'service temporarily unavailable, try again shortly';
+}
+
+/**
+ * A transaction the database rolled back whole to settle a write conflict: an InnoDB deadlock,
+ * or on Galera a certification conflict at COMMIT (both 1213). Nothing of it was stored.
+ */
+export function isWriteConflict(err: unknown): boolean {
+  return err instanceof Error && (err as Error & { code?: unknown }).code === 'ER_LOCK_DEADLOCK';
+}
 
 /** True when a connection itself failed (mysql2 marks such errors fatal), not a statement. */
 export function isConnectionLost(err: unknown): boolean {

@@ -9,10 +9,8 @@ export async function ensureDatabase(config: Config): Promise<void> {
   if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) {
     throw new Error('DATABASE_URL must name a database of letters, digits and _');
   }
-  const base = knexConfig(config);
   const server = knexFactory({
-    ...base,
-    connection: { ...(base.connection as object), database: undefined },
+    ...knexConfig(config, { serverOnly: true }),
     pool: { min: 0, max: 1 },
   });
   try {

@@ -69,15 +69,18 @@ export async function measureEndToEnd(deps: {
   apiUrl: string;
   /** The peer's API and database; without them the peer is not measured. */
   peer?: { apiUrl: string; db: PeerDb };
+  /** The service's worker on other servers (the Galera phase): its environment and queues. */
+  worker?: { env: Record<string, string>; prefix: string };
 }): Promise<E2ePhaseResult> {
+  const prefix = deps.worker?.prefix ?? PREFIXES.api;
   const service = await measure(deps.settings, deps.tenant, {
     name: 'service',
     apiUrl: deps.apiUrl,
     workerScript: 'workers/main.js',
-    workerEnv: serviceEnv(PREFIXES.api),
+    workerEnv: deps.worker?.env ?? serviceEnv(PREFIXES.api),
     reset: async () => {
       await clearRuns(deps.db);
-      await clearQueue(PREFIXES.api);
+      await clearQueue(prefix);
       // The events of the phases before are taken as folded: the insights' fold folds this
       // phase's flow, as a deployment's keeps up with its own (the catch-up after a backlog is
       // docs/performance.md's insights phase).

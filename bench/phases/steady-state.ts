@@ -83,6 +83,17 @@ export async function measureSteadyState(deps: {
   service: { url: string; pid: number };
   /** The peer's API and database; without them the peer is not measured. */
   peer?: { url: string; pid: number; db: PeerDb };
+  /**
+   * The service's worker on other servers (the Galera phase): its environment, its queues and
+   * the database processes whose CPU its runs cost.
+   */
+  worker?: {
+    env: Record<string, string>;
+    prefix: string;
+    storage: () => Map<string, number | TickReader>;
+  };
+  /** Rounds to measure (the settings' steadyRounds by default). */
+  rounds?: number;
   log: (line: string) => void;
 }): Promise<SteadyPhaseResult> {
   const { settings, db, tenant } = deps;
@@ -106,15 +117,15 @@ export async function measureSteadyState(deps: {
     url: deps.service.url,
     apiPid: deps.service.pid,
     workerScript: 'workers/main.js',
-    workerEnv: serviceEnv(PREFIXES.api),
+    workerEnv: deps.worker?.env ?? serviceEnv(PREFIXES.api),
     reset: async () => {
       await clearRuns(db);
-      await clearQueue(PREFIXES.api);
+      await clearQueue(deps.worker?.prefix ?? PREFIXES.api);
       // As the end-to-end phase: the insights' fold folds this phase's own flow.
       await skipInsightsBacklog(db);
     },
     pending: () => countPending(db, tenant.orgId),
-    storage: () => new Map(storagePids(BENCH_REDIS_URL)),
+    storage: deps.worker?.storage ?? (() => new Map(storagePids(BENCH_REDIS_URL))),
     commits: async () => (await mariadbStatus(db)).Com_commit,
   });
 
@@ -186,7 +197,7 @@ export async function measureSteadyState(deps: {
   try {
     // Unmeasured: each system's connections, JIT and caches, as in the create phase.
     for (const [target, system] of systems) await measure(target, system, settings.warmupSeconds);
-    for (let i = 0; i < settings.steadyRounds; i++) {
+    for (let i = 0; i < (deps.rounds ?? settings.steadyRounds); i++) {
       const results: Partial<Record<SteadyTarget, SteadyRound>> = {};
       for (const [target, system] of systems) {
         const r = await measure(target, system, settings.steadySeconds);

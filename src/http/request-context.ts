@@ -7,7 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
-import { DomainError, OutcomeUnknownError, isTransientError } from '../errors.js';
+import {
+  DomainError,
+  OutcomeUnknownError,
+  isTransientError,
+  unavailableMessage,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import { httpDuration } from '../metrics/metrics.js';
 import type { AppState } from './context.js';
@@ -74,7 +79,7 @@ export function requestContext(
         log.warn('dependency unavailable', { requestId, err });
         ctx.status = 503;
         ctx.set('Retry-After', '1');
-        ctx.body = errorBody('unavailable', 'service temporarily unavailable, try again shortly');
+        ctx.body = errorBody('unavailable', unavailableMessage(err));
       } else {
         const status = (err as { status?: unknown }).status;
         const expose = (err as { expose?: unknown }).expose;

@@ -4,7 +4,9 @@
 // rsync or the galera-4 provider is missing.
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
-import { createDb, type Db } from '../../src/db.js';
+import { createConnection } from 'mysql2/promise';
+import { createDb, writeTransaction, type Db } from '../../src/db.js';
+import { registry } from '../../src/metrics/metrics.js';
 import { migrate } from '../../src/migrate.js';
 import { createBody, createTenant, type Tenant } from '../support/fixtures.js';
 import { GaleraCluster, galeraMissing } from '../support/galera-cluster.js';
@@ -15,7 +17,7 @@ import {
   type ApiProcess,
   type ServiceProcess,
 } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 type Json = Record<string, unknown>;
 
@@ -76,12 +78,12 @@ describe('@galera the service on a three-node Galera cluster', function () {
       ids.push(res.body.id as string);
     }
     await waitFor(
-      'every run started',
+      'every run started (active at its first step)',
       async () => {
         const rows = (await db('workflow_runs').whereIn('id', ids).select('status')) as Array<{
           status: string;
         }>;
-        return rows.length === ids.length && rows.every((row) => row.status !== 'pending');
+        return rows.length === ids.length && rows.every((row) => row.status === 'active');
       },
       30000,
     );
@@ -129,6 +131,74 @@ describe('@galera the service on a three-node Galera cluster', function () {
       }
     } finally {
       node.sql('SET GLOBAL auto_increment_increment = 1');
+    }
+  });
+
+  it('a write conflict between two nodes (1213 at COMMIT) runs the loser again: both applied, once each', async () => {
+    // Two writers at once, each on its own node: Galera certifies the first COMMIT and fails
+    // the other (the row locks of one node do not see the other's).
+    await db.raw('CREATE TABLE galera_counter (id INT PRIMARY KEY, n INT NOT NULL)');
+    await db.raw('INSERT INTO galera_counter VALUES (1, 0)');
+    const nodes = [0, 1].map((i) => createDb(loadConfig({ DATABASE_URL: cluster.url(i) })));
+    const retries = async () =>
+      (await registry.getSingleMetric('wrs_db_write_conflict_retries_total')!.get()).values[0]
+        ?.value ?? 0;
+    const retriedBefore = await retries();
+    try {
+      let updated = 0;
+      let bothUpdated!: () => void;
+      const gate = new Promise<void>((resolve) => (bothUpdated = resolve));
+      const tries = [0, 0];
+      const outcomes = await Promise.allSettled(
+        nodes.map((node, i) =>
+          writeTransaction(node, 10000, async (query) => {
+            tries[i]!++;
+            await query('UPDATE galera_counter SET n = n + 1 WHERE id = 1');
+            if (++updated === 2) bothUpdated();
+            await gate; // each has changed the row on its node before either commits
+          }),
+        ),
+      );
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled']);
+      expect(tries[0]! + tries[1]!, 'tries: one of them ran again').to.equal(3);
+      expect((await retries()) - retriedBefore).to.equal(1);
+      const [rows] = (await db.raw('SELECT n FROM galera_counter WHERE id = 1')) as [
+        Array<{ n: number }>,
+      ];
+      expect(rows[0]!.n, 'each change applied once').to.equal(2);
+    } finally {
+      await Promise.all(nodes.map((node) => node.destroy()));
+    }
+  });
+
+  it('a read on another node waits until that node has applied what the cluster committed before it', async () => {
+    await db.raw('CREATE TABLE galera_marks (id INT PRIMARY KEY)');
+    const node = cluster.nodes[1]!;
+    // Sessions of the service (given DATABASE_NODES) and a plain one, both on node 2.
+    const follower = createDb(
+      loadConfig({ DATABASE_URL: cluster.url(1), DATABASE_NODES: `127.0.0.1:${node.port}` }),
+    );
+    const plain = createDb(loadConfig({ DATABASE_URL: cluster.url(1) }));
+    // Node 2 stops applying the cluster's writes while a session holds a global read lock.
+    const lock = await createConnection({ host: '127.0.0.1', port: node.port, user: 'root' });
+    try {
+      await Promise.all([follower.raw('SELECT 1'), plain.raw('SELECT 1')]);
+      await lock.query('FLUSH TABLES WITH READ LOCK');
+      await db.raw('INSERT INTO galera_marks VALUES (1)'); // committed: certified by every node
+      // Not applied on node 2 yet: a plain read there misses it.
+      expect(await plain('galera_marks').where({ id: 1 }).first()).to.equal(undefined);
+      let seen = false;
+      const read = follower('galera_marks')
+        .where({ id: 1 })
+        .first()
+        .then((row: unknown) => ((seen = true), row));
+      await sleep(500);
+      expect(seen, 'the read waits while the write is not applied').to.equal(false);
+      await lock.query('UNLOCK TABLES');
+      expect(await read).to.deep.equal({ id: 1 });
+    } finally {
+      await lock.end();
+      await Promise.all([follower.destroy(), plain.destroy()]);
     }
   });
 });

@@ -22,7 +22,7 @@ process.stdout.write(
       (node, i) =>
         `  ${node.name}: ${cluster.url(i)} (pid ${node.pid}, group port ${node.groupPort})`,
     ),
-    `DATABASE_URL=${cluster.url(0)}`,
+    `DATABASE_URL=${cluster.env.DATABASE_URL} DATABASE_NODES=${cluster.env.DATABASE_NODES}`,
     'Ctrl-C stops it.',
     '',
   ].join('\n'),

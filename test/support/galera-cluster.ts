@@ -34,6 +34,38 @@ export function galeraMissing(): string | undefined {
   return undefined;
 }
 
+/** What every node runs with, and the lone server set beside the cluster (startLoneServer). */
+const SERVER_OPTIONS = ['--innodb-buffer-pool-size=128M'];
+
+/**
+ * One server run as the nodes are, without Galera: the cluster's baseline on this machine (the
+ * bench's Galera phase). Its database is made as the cluster's is.
+ */
+export async function startLoneServer(
+  database = 'wrs',
+): Promise<{ server: MariadbServer; url: string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'wrs-lone-'));
+  chmodSync(dir, 0o755);
+  const server = new MariadbServer('lone', join(dir, 'server'), await freePort(), NODE_USER);
+  const stop = async () => {
+    await server.stop('SIGTERM');
+    if (!process.env.TEST_KEEP_DATA) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    server.install();
+    await server.start(SERVER_OPTIONS);
+    server.sql(createDatabase(database));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { server, url: `mysql://root@127.0.0.1:${server.port}/${database}`, stop };
+}
+
+/** As the service's own ensureDatabase makes it (a server's default is latin1). */
+const createDatabase = (name: string) =>
+  `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`;
+
 /** What a node says of itself (wsrep status). */
 export interface NodeState {
   /** wsrep_ready: it takes queries. */
@@ -74,7 +106,7 @@ export class GaleraNode extends MariadbServer {
     ].join(';');
     return this.start(
       [
-        '--innodb-buffer-pool-size=128M',
+        ...SERVER_OPTIONS,
         '--binlog-format=ROW',
         '--innodb-autoinc-lock-mode=2',
         // One writer at a time: ids stepping by one, as on a single server. Galera's default
@@ -179,7 +211,7 @@ export class GaleraCluster {
       await nodes[0]!.join(name, cluster.members, true);
       // One joiner at a time: each takes its state transfer from a synced donor.
       for (const node of nodes.slice(1)) await node.join(name, cluster.members, false);
-      nodes[0]!.sql(`CREATE DATABASE \`${database}\``);
+      nodes[0]!.sql(createDatabase(database));
       return cluster;
     } catch (err) {
       await cluster.stop();
@@ -195,6 +227,14 @@ export class GaleraCluster {
   /** A node's URL, as DATABASE_URL takes it. */
   url(index: number): string {
     return `mysql://root@127.0.0.1:${this.nodes[index]!.port}/${this.database}`;
+  }
+
+  /** What the service is given to write to one node of the cluster and fail over to the next. */
+  get env(): { DATABASE_URL: string; DATABASE_NODES: string } {
+    return {
+      DATABASE_URL: this.url(0),
+      DATABASE_NODES: this.nodes.map((node) => `127.0.0.1:${node.port}`).join(','),
+    };
   }
 
   /** Every node's URL, the first first. */
@@ -222,6 +262,20 @@ export class GaleraCluster {
   /** Cuts a node off the group (on) or lets it back (off), its process left running. */
   isolate(index: number, on: boolean): void {
     this.nodes[index]!.sql(`SET GLOBAL wsrep_provider_options = 'gmcast.isolate=${on ? 1 : 0}'`);
+  }
+
+  /** Stops every node cleanly (SIGTERM), one at a time, the first last. */
+  async stopAll(): Promise<void> {
+    for (const node of [...this.nodes].reverse()) await node.stop('SIGTERM');
+  }
+
+  /**
+   * Starts a stopped cluster again: the first node, the last to stop (stopAll), holds every
+   * commit (its grastate.dat says safe_to_bootstrap), so it bootstraps and the others join it.
+   */
+  async startAll(): Promise<void> {
+    await this.nodes[0]!.join(this.name, this.members, true);
+    for (const node of this.nodes.slice(1)) await node.join(this.name, this.members, false);
   }
 
   /** Waits until every running node says it is synced in a primary component of `size`. */
