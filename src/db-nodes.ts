@@ -60,10 +60,10 @@ export const nodeName = (node: DbNode) =>
 /** Whether an error may mean the writer is gone or cannot take writes: check it now. */
 export function mayBeWriterTrouble(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  const e = err as Error & { code?: unknown; errno?: unknown };
+  const e = err as Error & { code?: unknown };
   return (
     isConnectionLost(err) ||
-    e.errno === 1047 ||
+    // 1047: the node is outside the primary component.
     e.code === 'ER_UNKNOWN_COM_ERROR' ||
     e.code === 'ER_ERROR_DURING_COMMIT' ||
     e.name === 'KnexTimeoutError' ||
@@ -103,11 +103,6 @@ export class DbNodes {
 
   get writer(): DbNode {
     return this.nodes[this.writerIndex]!;
-  }
-
-  /** Why no node can take writes, or undefined when the writer can. */
-  get unavailable(): string | undefined {
-    return this.trouble;
   }
 
   /** Resolves once the first check has chosen a writer (or found none). */
