@@ -24,7 +24,7 @@ export async function seedBacklog(
   prefix: string,
   count: number,
   jobs: 'as-api' | 'one-per-run',
-): Promise<void> {
+): Promise<string[]> {
   const config = benchConfig(prefix);
   const queue = new RedisConnections(config).queue(applyRunsJob, config, 'wrs-bench-backlog');
   // Its enqueues run several at once against a busy Redis: the API's 1 s could drop jobs the
@@ -37,12 +37,14 @@ export async function seedBacklog(
   try {
     await queue.waitUntilReady();
     // No worker runs yet, so rows and jobs may be written in any order: chunks go in parallel.
+    const ids: string[] = [];
     const chunks: Array<Promise<unknown>> = [];
     for (let done = 0; done < count; done += CHUNK) {
       const now = new Date();
       const runs = Array.from({ length: Math.min(CHUNK, count - done) }, () =>
         newRun(newId(), tenant.orgId, tenant.template, INPUT_FIELDS, USER_ASSIGNMENTS, now, SYSTEM),
       );
+      ids.push(...runs.map((run) => run.id));
       chunks.push(insertRuns(db, runs));
       // The API commits and notifies in batches of at most 200 runs (its insert batcher).
       for (let i = 0; i < runs.length; i += 200) {
@@ -56,6 +58,7 @@ export async function seedBacklog(
       if (chunks.length >= 8) await Promise.all(chunks.splice(0));
     }
     await Promise.all(chunks);
+    return ids;
   } finally {
     await queue.close();
   }
@@ -88,6 +91,46 @@ export async function countPending(db: Db, organizationId: string): Promise<numb
     [organizationId],
   )) as [Array<{ n: number | string }>];
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * How many of the given runs still wait for a worker: a unique-key lookup each, so a drain can
+ * be watched without counting the backlog (a COUNT over the pending index steps over every
+ * owed run, and during a drain cost MariaDB as much CPU as the drain itself).
+ */
+export async function pendingAmong(db: Db, ids: readonly string[]): Promise<number> {
+  const [rows] = (await db.raw(
+    `SELECT COUNT(*) AS n FROM workflow_runs WHERE id IN (${ids.map(() => '?').join(', ')}) ` +
+      'AND pending_since IS NOT NULL',
+    [...ids],
+  )) as [Array<{ n: number | string }>];
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** When a drain's runs were started: the first and last last-activity time, in ms. */
+export interface StartedSpan {
+  firstMs: number;
+  lastMs: number;
+  /** Runs started after the first instant: what the span's time was spent on. */
+  afterFirst: number;
+}
+
+/** The organization's runs' started times, read once the drain is over. */
+export async function startedSpan(db: Db, organizationId: string): Promise<StartedSpan> {
+  const [[span]] = (await db.raw(
+    'SELECT MIN(last_activity) AS first, MAX(last_activity) AS last FROM workflow_runs ' +
+      'WHERE organization_id = ?',
+    [organizationId],
+  )) as [Array<{ first: Date; last: Date }>];
+  const [[after]] = (await db.raw(
+    'SELECT COUNT(*) AS n FROM workflow_runs WHERE organization_id = ? AND last_activity > ?',
+    [organizationId, span!.first],
+  )) as [Array<{ n: number | string }>];
+  return {
+    firstMs: span!.first.getTime(),
+    lastMs: span!.last.getTime(),
+    afterFirst: Number(after!.n),
+  };
 }
 
 export async function countByStatus(db: Db, status: string): Promise<number> {

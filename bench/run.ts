@@ -117,7 +117,10 @@ async function startHttp(
   const port = await freePort();
   const proc = startScript(name, script, { env: { ...env, PORT: String(port) }, nodeArgs });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/healthz`, proc);
+  // The service's API takes load once /readyz answers 200, as behind a load balancer: before
+  // it has warmed up (src/warm-up.ts), the first requests paid for its pools and compilation
+  // (the stream phase's first second of creates took up to 0.75 s). The baselines have /healthz.
+  await waitForHttp(`${url}/${script === 'src/server.js' ? 'readyz' : 'healthz'}`, proc);
   return { proc, url };
 }
 
@@ -518,7 +521,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
     if (runs('stream')) {
       const seconds = settings.mode === 'quick' ? 5 : 15;
       log(
-        `\n[stream] a live event stream on one API process, 500 creates/s for ${seconds} s through another (t=${elapsed()} s)`,
+        `\n[stream] a live event stream on one API process, 500 creates/s for ${seconds} s through another (after a second's lead-in), a quiet echo beside it (t=${elapsed()} s)`,
       );
       const other = await startHttp('api-stream-writer', 'src/server.js', serviceEnv(PREFIXES.api));
       try {
@@ -528,6 +531,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
           tenant,
           streamUrl: api.url,
           writeUrl: other.url,
+          echoUrl: echo.url,
           rate: 500,
           seconds,
           log,
@@ -538,7 +542,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       }
       const x = figures.stream;
       log(
-        `  commit → received on the other process: p50 ${x.fromSent.p50} ms p99 ${x.fromSent.p99} ms from the create sent (${x.fromAnswered.p50} / ${x.fromAnswered.p99} ms from its answer); ${x.created} created, ${x.missing} missing, ${x.duplicates} duplicates`,
+        `  commit → received on the other process: p50 ${x.fromSent.p50} ms p99 ${x.fromSent.p99} ms from the create sent (${x.fromAnswered.p50} / ${x.fromAnswered.p99} ms from its answer); ${x.created} created, ${x.missing} missing, ${x.duplicates} duplicates; the echo beside it p50 ${x.echo.p50} ms p99 ${x.echo.p99} ms`,
       );
       memory.sample('after stream phase');
     }

@@ -7,6 +7,7 @@ import { PgBoss } from 'pg-boss';
 import { hashApiKey } from '../../src/auth/api-keys.js';
 import type { RunRecord } from '../../src/runs/run-record.js';
 import type { Tenant } from '../fixtures.js';
+import type { StartedSpan } from '../backlog.js';
 
 /** The PostgreSQL server to use (trust or password auth); the database is always the bench's. */
 const SERVER_URL =
@@ -151,6 +152,32 @@ export class PeerDb {
       "SELECT COUNT(*) AS n FROM workflow_runs WHERE status = 'pending'",
     );
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** How many of the given runs are still pending (a primary-key lookup each). */
+  async pendingAmong(ids: readonly string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(
+      "SELECT COUNT(*) AS n FROM workflow_runs WHERE id = ANY($1) AND status = 'pending'",
+      [ids],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The runs' first and last last-activity time (ms), and how many came after the first. */
+  async startedSpan(): Promise<StartedSpan> {
+    const { rows } = await this.pool.query<{ first: Date; last: Date }>(
+      'SELECT MIN(last_activity) AS first, MAX(last_activity) AS last FROM workflow_runs',
+    );
+    const { first, last } = rows[0]!;
+    const after = await this.pool.query<{ n: string }>(
+      'SELECT COUNT(*) AS n FROM workflow_runs WHERE last_activity > $1',
+      [first],
+    );
+    return {
+      firstMs: first.getTime(),
+      lastMs: last.getTime(),
+      afterFirst: Number(after.rows[0]?.n ?? 0),
+    };
   }
 
   async countByStatus(status: string): Promise<number> {

@@ -218,6 +218,13 @@ export function unreadableFailedStatements(
 export const ROW_BY_ROW_MAX = 5;
 
 /**
+ * How a worker's applied changes are written: statements sent in one round trip, or a batch's
+ * UPDATE first and then, given how many runs it changed, the rest.
+ */
+export type AppliedWrite =
+  { statements: string[] } | { updates: string[]; then: (updatedRuns: number) => string[] };
+
+/**
  * The statements that store changes a worker applied, each with its events. Each run's row is
  * guarded by the applied_seq and event_seq the worker read, so rows another writer moved
  * meanwhile are left alone (the change is theirs to have made); an event is inserted only for
@@ -225,10 +232,10 @@ export const ROW_BY_ROW_MAX = 5;
  * row and the same events: the second's UPDATE matches nothing and its events are the ones
  * already stored. `collation` is that of workflow_runs' text columns (RunStore reads it).
  */
-export function appliedStatements(changes: readonly AppliedChange[], collation: string): string[] {
+export function appliedWrite(changes: readonly AppliedChange[], collation: string): AppliedWrite {
   return changes.length <= ROW_BY_ROW_MAX
-    ? changes.flatMap(appliedOneStatements)
-    : appliedBatchStatements(changes, collation);
+    ? { statements: changes.flatMap(appliedOneStatements) }
+    : appliedBatchWrite(changes, collation);
 }
 
 /**
@@ -256,18 +263,28 @@ function appliedOneStatements({ before, after }: AppliedChange): string[] {
 /** The columns of the batch UPDATE's table: the run's id, its new values, then the guard. */
 const APPLIED_COLUMNS = ['id', ...CHANGED_COLUMNS, 'expected_applied', 'expected_event'];
 
-/** A batch of applied changes as one UPDATE joined to a table of values, then the events. */
-function appliedBatchStatements(changes: readonly AppliedChange[], collation: string): string[] {
+/**
+ * A batch of applied changes as one UPDATE joined to a table of values, then the events.
+ *
+ * When the UPDATE changed every run of the batch (as it does unless another writer got to one
+ * first), the events are a plain multi-row INSERT. The form that joins each event to its run's
+ * row (heldEventsStatements) is kept for the batch that lost a run: it is an INSERT … SELECT,
+ * for which InnoDB reserves ids in doubling blocks and drops those it did not use, and each
+ * such gap in run_events' ids holds every live stream back for its grace
+ * (src/streams/event-watermark.ts). A plain INSERT takes as many ids as it has rows.
+ */
+function appliedBatchWrite(changes: readonly AppliedChange[], collation: string): AppliedWrite {
   const rows = changes.map(({ before, after }) => {
     const row = toRow(after);
     const values = [row.id, ...CHANGED_COLUMNS.map((column) => row[column])].map(sqlLiteral);
     return `(${values.join(', ')}, ${before.appliedSeq}, ${before.eventSeq})`;
   });
-  return [
+  const afters = changes.map((c) => c.after);
+  return {
     // A guarded UPDATE of many runs, each to its own values, joined to the runs by id (an
     // eq_ref lookup per row). Linear in the batch, where a CASE per column with a WHEN per run
     // was quadratic for MySQL. A value too long for its column is refused (strict mode).
-    ...chunkBySize(rows, (row) => row.length, STATEMENT_BYTES).map(
+    updates: chunkBySize(rows, (row) => row.length, STATEMENT_BYTES).map(
       (chunk) =>
         `UPDATE workflow_runs r JOIN ${valuesTable(APPLIED_COLUMNS, chunk)} AS v ` +
         // The literals have the connection's collation; compared in the table's, the index serves.
@@ -275,12 +292,13 @@ function appliedBatchStatements(changes: readonly AppliedChange[], collation: st
         `SET ${CHANGED_COLUMNS.map((column) => `r.${column} = v.${column}`).join(', ')} ` +
         'WHERE r.applied_seq = v.expected_applied AND r.event_seq = v.expected_event',
     ),
-    ...heldEventsStatements(
-      changes.map((c) => c.after),
-      collation,
-    ),
-    ...taskTermStatements(changes),
-  ];
+    then: (updatedRuns) => [
+      ...(updatedRuns === changes.length
+        ? insertEventsStatements(eventRowsOf(afters))
+        : heldEventsStatements(afters, collation)),
+      ...taskTermStatements(changes),
+    ],
+  };
 }
 
 /** The columns of heldEventsStatements' table: the event's, then the run's new version. */

@@ -1,7 +1,7 @@
 // Runs in MySQL: reads, and the sending of the statements run-sql.ts builds. Every change is
 // written in one transaction with its events, so an event exists only if its change was
 // committed; every change is guarded by the version its writer read (see run-sql.ts).
-import { writeBatch, writeScript, writeTransaction, type Db } from '../db.js';
+import { scriptTransaction, writeBatch, writeScript, writeTransaction, type Db } from '../db.js';
 import { onPool, type Reader } from '../db-replicas.js';
 import { insertIdempotencySql, type IdempotencyRecord } from '../idempotency/idempotency-keys.js';
 import { countChange } from '../metrics/metrics.js';
@@ -30,7 +30,7 @@ import {
   assumptionsHold,
   templateGuardSql,
   type TemplateAssumption,
-  appliedStatements,
+  appliedWrite,
   changeAtOnceSql,
   eventRowsOf,
   insertEventsStatements,
@@ -306,12 +306,25 @@ export class RunStore {
   /** Stores changes a worker applied, each with its events, in one transaction (run-sql.ts). */
   async storeApplied(changes: readonly AppliedChange[]): Promise<void> {
     if (changes.length === 0) return;
-    const statements = appliedStatements(changes, await this.textCollation());
-    if (this.oneTrip) {
-      await writeScript(this.db, this.writeTimeoutMs, statements);
+    const write = appliedWrite(changes, await this.textCollation());
+    if ('statements' in write) {
+      if (this.oneTrip) {
+        await writeScript(this.db, this.writeTimeoutMs, write.statements);
+      } else {
+        await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
+          for (const sql of write.statements) await query(sql);
+        });
+      }
+    } else if (this.oneTrip) {
+      // Two round trips: the UPDATE, then what follows from the runs it changed.
+      await scriptTransaction(this.db, this.writeTimeoutMs, write.updates, (results, script) =>
+        script.commit(write.then(updatedRows(results))),
+      );
     } else {
       await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
-        for (const sql of statements) await query(sql);
+        const results = [];
+        for (const sql of write.updates) results.push(await query(sql));
+        for (const sql of write.then(updatedRows(results))) await query(sql);
       });
     }
     this.eventsCommitted(organizationsOf(changes.map((change) => change.after)));
@@ -406,4 +419,12 @@ export class RunStore {
       });
     return this.collation;
   }
+}
+
+/** The rows the UPDATEs whose results these are matched (mysql2 asks for found rows). */
+function updatedRows(results: readonly unknown[]): number {
+  return results.reduce<number>(
+    (sum, result) => sum + ((result as { affectedRows?: number }).affectedRows ?? 0),
+    0,
+  );
 }

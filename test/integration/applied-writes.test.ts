@@ -163,4 +163,32 @@ describe('applied changes as a worker stores them', () => {
       }
     });
   }
+
+  for (const size of [3, 40]) {
+    it(`takes ids for a batch of ${size}'s events without leaving any unused (no gap for live streams to wait out)`, async () => {
+      const tenant = await createTenant(testDb());
+      const runs = Array.from({ length: size }, () =>
+        newRun(newId(), tenant.orgId, tenant.template, {}, {}, new Date(), TEST_ACTOR),
+      );
+      await api.insertMany(runs);
+      const ids = runs.map((run) => run.id);
+      const read = await readAsWorker(ids);
+      await worker.storeApplied(
+        read.map((run) => ({ before: run, after: applyPending(run, new Date()) })),
+      );
+      // The next event written, by anyone, gets the id after the batch's last one: a stream
+      // reading ids in order finds no hole it must wait out (src/streams/event-watermark.ts).
+      const next = newRun(newId(), tenant.orgId, tenant.template, {}, {}, new Date(), TEST_ACTOR);
+      await api.insertMany([next]);
+      const rows = (await testDb()('run_events')
+        .whereIn('run_id', [...ids, next.id])
+        .where('seq', '>', 1)
+        .orWhere((q) => q.where('run_id', next.id))
+        .orderBy('id')
+        .select('id', 'run_id')) as Array<{ id: number; run_id: string }>;
+      expect(rows.at(-1)!.run_id, "the next run's event comes last").to.equal(next.id);
+      const idList = rows.map((row) => Number(row.id));
+      expect(idList).to.deep.equal(idList.map((_, i) => idList[0]! + i));
+    });
+  }
 });

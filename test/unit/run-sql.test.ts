@@ -7,7 +7,8 @@ import { sqlLiteral } from '../../src/lib/sql-literal.js';
 import { INSERT_COLUMNS, RUN_COLUMNS, toRow, type RunColumn } from '../../src/runs/run-columns.js';
 import {
   ROW_BY_ROW_MAX,
-  appliedStatements,
+  appliedWrite,
+  type AppliedWrite,
   changeAtOnceSql,
   insertEventsStatements,
   eventRowsOf,
@@ -110,6 +111,11 @@ function assigned(sql: string): Set<string> {
   return new Set([...set.matchAll(/(?:^|, )(?:r\.)?`?(\w+)`? = /g)].map((m) => m[1]!));
 }
 
+/** The first statement a worker's write sends: its UPDATE. */
+function firstStatement(write: AppliedWrite): string {
+  return ('statements' in write ? write.statements : write.updates)[0]!;
+}
+
 describe('run statements', () => {
   for (const { name, form, change } of changes) {
     it(`write every column the change alters: ${name}`, () => {
@@ -121,12 +127,14 @@ describe('run statements', () => {
           : form === 'atOnce'
             ? [changeAtOnceSql(change).update]
             : [
-                appliedStatements([change], 'utf8mb4_general_ci')[0]!,
+                firstStatement(appliedWrite([change], 'utf8mb4_general_ci')),
                 // the joined form, for batches past ROW_BY_ROW_MAX
-                appliedStatements(
-                  Array.from({ length: ROW_BY_ROW_MAX + 1 }, () => change),
-                  'utf8mb4_general_ci',
-                )[0]!,
+                firstStatement(
+                  appliedWrite(
+                    Array.from({ length: ROW_BY_ROW_MAX + 1 }, () => change),
+                    'utf8mb4_general_ci',
+                  ),
+                ),
               ];
       for (const sql of statements) {
         const written = assigned(sql);
@@ -160,7 +168,9 @@ describe('run statements', () => {
   });
 
   it('guard each change by the version its writer read', () => {
-    const [update, event] = appliedStatements([changes[0]!.change], 'utf8mb4_general_ci');
+    const write = appliedWrite([changes[0]!.change], 'utf8mb4_general_ci');
+    if (!('statements' in write)) throw new Error('one change goes as statements');
+    const [update, event] = write.statements;
     expect(update).to.match(/WHERE id = 'run-1' AND applied_seq = 0 AND event_seq = 1$/);
     // the event is written only if the row now holds this change
     expect(event).to.match(
