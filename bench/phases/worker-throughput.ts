@@ -123,9 +123,9 @@ async function drainBacklog(
   const ids = await drainer.seed(backlog);
   const seedSeconds = round((Date.now() - seeding) / 1000, 1);
   // The runs seeded last are taken last: while any of them waits, the drain is not over. Only
-  // they are looked at while the worker drains (a COUNT of the backlog, asked every few ms,
-  // cost MariaDB as much CPU as the drain, and was charged to it); the whole backlog is
-  // counted once they are all taken.
+  // they are looked at while the worker drains (a COUNT of the backlog every 25 ms read every
+  // owed run's index entry, MariaDB's work charged to the drain); the whole backlog is counted
+  // once they are all taken.
   const tail = ids.slice(-TAIL);
 
   const proc = startScript(`${kind}-phase2`, drainer.script, { env: drainer.env });
