@@ -249,7 +249,7 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
   }
 
   if (f.worker) {
-    const { worker, bare, peer } = f.worker.best;
+    const { worker, bare, peer, floor } = f.worker.best;
     if (!worker) throw new Error('the worker phase measured no worker');
     if (bare) {
       const r = ratio(worker.runsPerSecond, bare.runsPerSecond);
@@ -270,6 +270,34 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         ...compared('  same, vs the pg-boss peer', worker.runsPerSecond, peer.runsPerSecond, 0),
         target: '>= 1.2',
         result: target('worker / peer drain', vsPeer, '>= 1.2', vsPeer >= 1.2),
+      });
+    }
+    if (floor) {
+      // What the worker's statements come to with no worker at work (drain-floor.ts): where
+      // the floor itself is below 1.2 × the peer, the target lies below what this machine
+      // does with these writes, and the worker is measured against its floor.
+      rows.push({
+        ...compared(
+          "  the drain's floor (the worker's statements alone) vs the peer",
+          floor.runsPerSecond,
+          peer?.runsPerSecond ?? Number.NaN,
+          0,
+        ),
+        target: '(reported)',
+        result: '',
+      });
+      rows.push({
+        ...compared('  worker vs its floor', worker.runsPerSecond, floor.runsPerSecond, 0),
+        target: '(reported)',
+        result: '',
+      });
+      rows.push({
+        measure: "  the floor's CPU µs per run: MariaDB (+ its sender)",
+        service: '',
+        baseline: `${floor.cpuUsPerRun.mariadbd ?? floor.cpuUsPerRun.mysqld ?? ''} (+ ${floor.cpuUsPerRun.sender ?? ''})`,
+        ratio: '',
+        target: '(reported)',
+        result: '',
       });
     }
     const cpu = (run: WorkerRun) => run.cpuUsPerRun.worker ?? Number.NaN;

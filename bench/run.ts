@@ -289,13 +289,21 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       );
       // The API is idle here (its RSS stays where the last load left it): a reading after the
       // phase, but no samples for the comparison, which is made between phases under load.
-      figures.worker = await measureWorkerThroughput({
-        settings,
-        db,
-        tenant: workerTenant,
-        peer: peerDb,
-        log,
+      const pool = createDb({ ...benchConfig(BENCH_PREFIX), dbPoolMax: 3 }, undefined, {
+        multipleStatements: true,
       });
+      try {
+        figures.worker = await measureWorkerThroughput({
+          settings,
+          db,
+          pool,
+          tenant: workerTenant,
+          peer: peerDb,
+          log,
+        });
+      } finally {
+        await pool.destroy();
+      }
       memory.sample('after worker phase (API idle)');
     }
 

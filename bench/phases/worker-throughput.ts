@@ -20,8 +20,9 @@ import { peerDatabaseUrl, type PeerDb } from '../peer/peer-db.js';
 import { sleep, startScript } from '../processes.js';
 import { BENCH_REDIS_URL, PREFIXES, serviceEnv, type BenchSettings } from '../settings.js';
 import { round } from '../stats.js';
+import { measureDrainFloor } from './drain-floor.js';
 
-export type WorkerKind = 'worker' | 'bare' | 'peer';
+export type WorkerKind = 'worker' | 'bare' | 'peer' | 'floor';
 
 export interface WorkerRun {
   runs: number;
@@ -39,6 +40,25 @@ export interface WorkerPhaseResult {
   kinds: WorkerKind[];
   best: Partial<Record<WorkerKind, WorkerRun>>;
   rounds: Array<Partial<Record<WorkerKind, WorkerRun>>>;
+}
+
+/** The drain's floor measured beside the worker (drain-floor.ts). */
+async function floorRun(db: Db, pool: Db, tenant: Tenant, backlog: number): Promise<WorkerRun> {
+  const seeding = Date.now();
+  await clearRuns(db);
+  await clearQueue(PREFIXES.workerPhase);
+  // The rows only: the floor takes no jobs.
+  await seedBacklog(db, tenant, PREFIXES.workerPhase, backlog, 'none');
+  const seedSeconds = round((Date.now() - seeding) / 1000, 1);
+  const started = Date.now();
+  const floor = await measureDrainFloor({ pool, organizationId: tenant.orgId, runs: backlog });
+  return {
+    runs: floor.runs,
+    runsPerSecond: floor.runsPerSecond,
+    seedSeconds,
+    wallSeconds: round((Date.now() - started) / 1000, 2),
+    cpuUsPerRun: floor.cpuUsPerRun,
+  };
 }
 
 /** What draining a backlog needs of each kind: where its runs live and how it is started. */
@@ -165,6 +185,8 @@ async function drainBacklog(
 export async function measureWorkerThroughput(deps: {
   settings: BenchSettings;
   db: Db;
+  /** A pool that allows several statements a query, as a worker's: the drain's floor. */
+  pool: Db;
   tenant: Tenant;
   /** The peer's database; without it the peer is not measured. */
   peer?: PeerDb;
@@ -174,6 +196,7 @@ export async function measureWorkerThroughput(deps: {
   // For profiling one kind alone: BENCH_WORKER_KINDS=worker (a comma-separated list).
   const picked = process.env.BENCH_WORKER_KINDS?.split(',');
   if (picked) for (const kind of kinds.keys()) if (!picked.includes(kind)) kinds.delete(kind);
+  const withFloor = !picked || picked.includes('floor');
   const rounds: WorkerPhaseResult['rounds'] = [];
   for (let i = 0; i < deps.settings.workerRounds; i++) {
     const result: Partial<Record<WorkerKind, WorkerRun>> = {};
@@ -186,16 +209,24 @@ export async function measureWorkerThroughput(deps: {
           ` CPU µs/run: ${cpuList(r.cpuUsPerRun)})`,
       );
     }
+    if (withFloor) {
+      const r = await floorRun(deps.db, deps.pool, deps.tenant, deps.settings.backlog);
+      result.floor = r;
+      deps.log(
+        `  round ${i + 1} floor  ${String(r.runsPerSecond).padStart(6)} runs/s` +
+          `  (the worker's statements, worked out beforehand, sent as it sends them; CPU µs/run: ${cpuList(r.cpuUsPerRun)})`,
+      );
+    }
     rounds.push(result);
   }
   await clearRuns(deps.db);
   await clearQueue(PREFIXES.workerPhase);
   await deps.peer?.reset();
   const best: WorkerPhaseResult['best'] = {};
-  for (const kind of kinds.keys()) {
+  for (const kind of [...kinds.keys(), ...(withFloor ? (['floor'] as const) : [])]) {
     best[kind] = rounds
       .map((r) => r[kind]!)
       .reduce((a, b) => (b.runsPerSecond > a.runsPerSecond ? b : a));
   }
-  return { kinds: [...kinds.keys()], best, rounds };
+  return { kinds: [...kinds.keys(), ...(withFloor ? (['floor'] as const) : [])], best, rounds };
 }

@@ -222,7 +222,7 @@ export const ROW_BY_ROW_MAX = 5;
  * UPDATE first and then, given how many runs it changed, the rest.
  */
 export type AppliedWrite =
-  { statements: string[] } | { updates: string[]; then: (updatedRuns: number) => string[] };
+  { statements: string[] } | { updates: string[]; rest: (updatedRuns: number) => string[] };
 
 /**
  * The statements that store changes a worker applied, each with its events. Each run's row is
@@ -292,7 +292,7 @@ function appliedBatchWrite(changes: readonly AppliedChange[], collation: string)
         `SET ${CHANGED_COLUMNS.map((column) => `r.${column} = v.${column}`).join(', ')} ` +
         'WHERE r.applied_seq = v.expected_applied AND r.event_seq = v.expected_event',
     ),
-    then: (updatedRuns) => [
+    rest: (updatedRuns) => [
       ...(updatedRuns === changes.length
         ? insertEventsStatements(eventRowsOf(afters))
         : heldEventsStatements(afters, collation)),

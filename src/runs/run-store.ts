@@ -31,6 +31,7 @@ import {
   templateGuardSql,
   type TemplateAssumption,
   appliedWrite,
+  type AppliedWrite,
   changeAtOnceSql,
   eventRowsOf,
   insertEventsStatements,
@@ -306,7 +307,17 @@ export class RunStore {
   /** Stores changes a worker applied, each with its events, in one transaction (run-sql.ts). */
   async storeApplied(changes: readonly AppliedChange[]): Promise<void> {
     if (changes.length === 0) return;
-    const write = appliedWrite(changes, await this.textCollation());
+    await this.sendApplied(await this.planApplied(changes));
+    this.eventsCommitted(organizationsOf(changes.map((change) => change.after)));
+  }
+
+  /** The statements of a worker's write of these changes (run-sql.ts, appliedWrite). */
+  async planApplied(changes: readonly AppliedChange[]): Promise<AppliedWrite> {
+    return appliedWrite(changes, await this.textCollation());
+  }
+
+  /** Sends a worker's write (planApplied) as one transaction. */
+  async sendApplied(write: AppliedWrite): Promise<void> {
     if ('statements' in write) {
       if (this.oneTrip) {
         await writeScript(this.db, this.writeTimeoutMs, write.statements);
@@ -318,16 +329,15 @@ export class RunStore {
     } else if (this.oneTrip) {
       // Two round trips: the UPDATE, then what follows from the runs it changed.
       await scriptTransaction(this.db, this.writeTimeoutMs, write.updates, (results, script) =>
-        script.commit(write.then(updatedRows(results))),
+        script.commit(write.rest(updatedRows(results))),
       );
     } else {
       await writeTransaction(this.db, this.writeTimeoutMs, async (query) => {
         const results = [];
         for (const sql of write.updates) results.push(await query(sql));
-        for (const sql of write.then(updatedRows(results))) await query(sql);
+        for (const sql of write.rest(updatedRows(results))) await query(sql);
       });
     }
-    this.eventsCommitted(organizationsOf(changes.map((change) => change.after)));
   }
 
   /**
