@@ -103,9 +103,10 @@ async function warmUp(deps: WarmUpDeps): Promise<void> {
 
 /**
  * Opens every connection a pool may hold, at once, and uses each for one statement. The pools
- * keep them (db.ts, poolMin): a burst then never waits for connections to be made.
+ * keep them (db.ts, poolMin): a burst then never waits for connections to be made. A worker
+ * does the same before it says it is ready (workers/readiness.ts).
  */
-async function openWhole(db: Db): Promise<void> {
+export async function openWhole(db: Db): Promise<void> {
   const max = (db.client.pool as { max: number }).max;
   const held: Connection[] = [];
   try {

@@ -49,7 +49,8 @@ import { startMetricsServer } from '../src/metrics/server.js';
 const config = loadConfigOrExit();
 const log = createLogger(config.logLevel, { proc: 'worker', pid: process.pid });
 // Several statements a query: a batch's change and its events go to MySQL in one round trip.
-const db = createDb(config, log, { multipleStatements: true });
+// Kept open whole (opened before "worker ready": readiness.ts), as an API process's pools are.
+const db = createDb(config, log, { multipleStatements: true, poolMin: config.dbPoolMax });
 const connections = new RedisConnections(config);
 // After each commit that wrote events, the API processes' live streams are woken through Redis.
 const eventsRedis = connections.request('wrs-worker-events');
