@@ -272,6 +272,22 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
         result: target('worker / peer drain', vsPeer, '>= 1.2', vsPeer >= 1.2),
       });
     }
+    const mariadbUs = worker.cpuUsPerRun.mariadbd ?? worker.cpuUsPerRun.mysqld;
+    if (mariadbUs) {
+      // The drain is bound by CPU: the two processes share the machine's cores. Were the
+      // worker's CPU nothing, MariaDB's own µs per run would still cap it at cores ÷ µs.
+      const ceiling = (f.cores * 1e6) / mariadbUs;
+      rows.push({
+        ...compared(
+          `  ceiling were the worker free: ${f.cores} cores ÷ MariaDB's ${mariadbUs} µs per run, vs the peer`,
+          ceiling,
+          peer?.runsPerSecond ?? Number.NaN,
+          0,
+        ),
+        target: '(reported)',
+        result: '',
+      });
+    }
     if (floor) {
       // What the worker's statements come to with no worker at work (drain-floor.ts): where
       // the floor itself is below 1.2 × the peer, the target lies below what this machine
