@@ -124,6 +124,12 @@ async function startHttp(
   return { proc, url };
 }
 
+/** A pool that allows several statements a query, as the API's batch pool and a worker's. */
+const batchPool = (connections: number) =>
+  createDb({ ...benchConfig(BENCH_PREFIX), dbPoolMax: connections }, undefined, {
+    multipleStatements: true,
+  });
+
 let cleaning: Promise<void> | undefined;
 /** Runs the clean-up once, however many paths (end, failure, signal) ask for it. */
 const cleanUpOnce = () => (cleaning ??= cleanUp());
@@ -289,9 +295,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       );
       // The API is idle here (its RSS stays where the last load left it): a reading after the
       // phase, but no samples for the comparison, which is made between phases under load.
-      const pool = createDb({ ...benchConfig(BENCH_PREFIX), dbPoolMax: 3 }, undefined, {
-        multipleStatements: true,
-      });
+      const pool = batchPool(3);
       try {
         figures.worker = await measureWorkerThroughput({
           settings,
@@ -356,10 +360,7 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       log(
         `\n[3c/5] write floor: the service's writes of runs created and started, alone, by batch size (t=${elapsed()} s)`,
       );
-      // A pool that allows several statements a query, as the API's batch pool and a worker's.
-      const pool = createDb({ ...benchConfig(BENCH_PREFIX), dbPoolMax: 2 }, undefined, {
-        multipleStatements: true,
-      });
+      const pool = batchPool(2);
       try {
         figures.floor = await measureWriteFloor({
           db,

@@ -13,6 +13,7 @@ import type { AppliedWrite } from '../../src/runs/run-sql.js';
 import { applyPending } from '../../src/runs/run-state.js';
 import { RunStore } from '../../src/runs/run-store.js';
 import { APPLY_BATCH, APPLY_IN_FLIGHT } from '../../workers/run-applier.js';
+import { countPending } from '../backlog.js';
 import { CpuMeter, databasePid } from '../cpu.js';
 import { round } from '../stats.js';
 
@@ -59,10 +60,7 @@ export async function measureDrainFloor(deps: {
   }
   const seconds = (performance.now() - began) / 1000;
   const cpuUsPerRun = meter.usPer(rows.length);
-  const [[left]] = (await pool.raw(
-    'SELECT COUNT(*) AS n FROM workflow_runs WHERE organization_id = ? AND pending_since IS NOT NULL',
-    [organizationId],
-  )) as [Array<{ n: number | string }>];
-  if (Number(left!.n) !== 0) throw new Error(`drain floor: ${left!.n} runs left owed`);
+  const left = await countPending(pool, organizationId);
+  if (left !== 0) throw new Error(`drain floor: ${left} runs left owed`);
   return { runs: rows.length, runsPerSecond: round(rows.length / seconds, 0), cpuUsPerRun };
 }
