@@ -13,6 +13,7 @@ import type { SchedulesPhaseResult } from './phases/schedules.js';
 import type { InsightsPhaseResult } from './phases/insights.js';
 import type { FairnessResult } from './phases/fairness.js';
 import type { StreamResult } from './phases/event-stream.js';
+import type { DrainStreamResult } from './phases/drain-stream.js';
 import type { ProcsPhaseResult } from './phases/api-processes.js';
 import {
   COLD_P99_LIMIT_MS,
@@ -68,6 +69,8 @@ export interface Figures {
   schedules?: SchedulesPhaseResult;
   insights?: InsightsPhaseResult;
   stream?: StreamResult;
+  /** A live stream while a worker drains a backlog. */
+  drainStream?: DrainStreamResult;
   procs?: ProcsPhaseResult;
   retention?: RetentionPhaseResult;
   replica?: ReplicaPhaseResult;
@@ -496,6 +499,22 @@ export function evaluate(f: Figures): { rows: Row[]; targets: Target[] } {
       ratio: '',
       target: '(reported)',
       result: '',
+    });
+  }
+  if (f.drainStream) {
+    const d = f.drainStream;
+    rows.push({
+      measure: `stream during a drain of ${d.runs} runs by a worker (${d.drainSeconds} s): start applied → run.started received, p50 / p99 / max ms`,
+      service: `${fmt(d.latency.p50)} / ${fmt(d.latency.p99)} / ${fmt(d.latency.max)}`,
+      baseline: '',
+      ratio: '',
+      target: 'none missing or twice',
+      result: target(
+        'stream during a drain: runs missing or twice',
+        d.missing + d.duplicates,
+        '= 0',
+        d.missing === 0 && d.duplicates === 0,
+      ),
     });
   }
 

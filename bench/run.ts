@@ -49,6 +49,7 @@ import { measureRetention } from './phases/retention.js';
 import { measureWorkerThroughput } from './phases/worker-throughput.js';
 import { measureWebhooks } from './phases/webhook-delivery.js';
 import { measureStream } from './phases/event-stream.js';
+import { measureDrainStream } from './phases/drain-stream.js';
 import { measureReplica } from './phases/replica.js';
 import { mariadbPairMissing } from '../test/support/mariadb-pair.js';
 import { galeraMissing } from '../test/support/galera-cluster.js';
@@ -552,6 +553,20 @@ async function main(): Promise<{ figures: Figures; ok: boolean }> {
       const x = figures.stream;
       log(
         `  commit → received on the other process: p50 ${x.fromSent.p50} ms p99 ${x.fromSent.p99} ms from the create sent (${x.fromAnswered.p50} / ${x.fromAnswered.p99} ms from its answer); ${x.created} created, ${x.missing} missing, ${x.duplicates} duplicates; the echo beside it p50 ${x.echo.p50} ms p99 ${x.echo.p99} ms`,
+      );
+      log(
+        `  a live stream while a worker drains a backlog of ${settings.backlog} runs (stored, then the worker started)`,
+      );
+      memory.enterPhase('stream phase');
+      const d = (figures.drainStream = await measureDrainStream({
+        db,
+        tenant,
+        streamUrl: api.url,
+        runs: settings.backlog,
+      }));
+      memory.enterPhase(undefined);
+      log(
+        `  start applied → run.started received: p50 ${d.latency.p50} ms p99 ${d.latency.p99} ms max ${d.latency.max} ms over ${d.drainSeconds} s; ${d.received} received, ${d.missing} missing, ${d.duplicates} duplicates`,
       );
       memory.sample('after stream phase');
     }

@@ -8,7 +8,8 @@
 // second before it is measured (a steady flow, not its ramp: the client's connections opening,
 // both processes' first turns at this rate). Beside it, a quiet echo: a bare HTTP endpoint sent
 // a request every 20 ms, whose p99 says how much of a tail the machine itself put there.
-import { Agent, request as streamRequest } from 'node:http';
+import { Agent } from 'node:http';
+import { openEventStream } from '../event-stream-client.js';
 import { httpRequest } from '../http-request.js';
 import type { Db } from '../../src/db.js';
 import { clearQueue, clearRuns, createBody, type Tenant } from '../fixtures.js';
@@ -51,37 +52,10 @@ export async function measureStream(deps: {
   const { tenant, rate, seconds } = deps;
   const arrived = new Map<string, number>();
   let duplicates = 0;
-  let opened!: () => void;
-  const open = new Promise<void>((resolve) => (opened = resolve));
-  const stream = streamRequest(
-    `${deps.streamUrl}/stream-run-events?type=run.created`,
-    { headers: { authorization: tenant.key }, agent: false },
-    (res) => {
-      if (res.statusCode !== 200) throw new Error(`stream answered ${res.statusCode}`);
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const message = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(message)?.[1];
-          if (!data) {
-            opened();
-            continue;
-          }
-          const runId = (JSON.parse(data) as { data: { runId: string } }).data.runId;
-          if (arrived.has(runId)) duplicates++;
-          else arrived.set(runId, at);
-        }
-      });
-    },
-  );
-  stream.on('error', () => undefined);
-  stream.end();
-  await open;
+  const stream = await openEventStream(deps.streamUrl, tenant.key, 'run.created', (event, at) => {
+    if (arrived.has(event.data.runId)) duplicates++;
+    else arrived.set(event.data.runId, at);
+  });
 
   const body = createBody(tenant);
   // Kept-alive connections, as a client at this rate holds: without a bound, a slow answer
